@@ -1,0 +1,69 @@
+"""Shared test setup: tier markers and the sandbox every `bazel`-tier test uses."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+SANDBOX_PY = CHECKOUT / "tools" / "sandbox.py"
+TIERS = ("unit", "bazel", "e2e")
+# The ROCm set the bazel tier needs; `full` also satisfies tests written for `minimal`.
+TEST_ROCM_PROFILE = os.environ.get("JAX_ROCM_TEST_PROFILE", "full")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        tiers = [t for t in TIERS if item.get_closest_marker(t)]
+        if len(tiers) != 1:
+            raise pytest.UsageError(f"{item.nodeid}: needs exactly one tier marker of {TIERS}, has {tiers}")
+
+
+def load_module(name: str, path: Path):
+    """Imports a project script (tools/*.py, build/ci_build) as a module."""
+    spec = importlib.util.spec_from_loader(name, importlib.machinery.SourceFileLoader(name, str(path)))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def sandbox_module():
+    return load_module("sandbox", SANDBOX_PY)
+
+
+def sandbox(*args: str, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
+    """Runs tools/sandbox.py with the host's Python, as a user would."""
+    kwargs.setdefault("capture_output", True)
+    kwargs.setdefault("text", True)
+    result = subprocess.run([sys.executable, str(SANDBOX_PY), *args], **kwargs)
+    if check and result.returncode != 0:
+        raise AssertionError(f"sandbox.py {' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+@pytest.fixture(scope="session")
+def sandbox_root() -> Path:
+    """The real sandbox root (built on first use: about 2 minutes cold)."""
+    result = sandbox("ensure", f"--rocm={TEST_ROCM_PROFILE}", capture_output=False, stdout=subprocess.PIPE)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jax-rocm-build"
+    root = (cache / "sandbox" / "current").resolve()
+    assert root.is_dir(), f"ensure succeeded but {root} is missing"
+    return root
+
+
+@pytest.fixture
+def in_sandbox(sandbox_root):
+    """Runs a command inside the sandbox from the checkout; returns CompletedProcess."""
+
+    def run(*cmd: str, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
+        kwargs.setdefault("cwd", CHECKOUT)
+        return sandbox("run", "--", *cmd, check=check, **kwargs)
+
+    return run

@@ -1,0 +1,249 @@
+"""Unit tests of tools/sandbox.py: planning, hashing, locks, clean-up and error paths.
+
+No sandbox root is built here; the few tests that need root privileges or a
+mount namespace use the host's own (this project's machines run as root).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SANDBOX_PY, sandbox
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture
+def sb(sandbox_module):
+    return sandbox_module
+
+
+def test_layer_hash_chain_changes_from_the_changed_layer_up(sb):
+    base, minimal, full = sb.PROFILES["full"]
+    before = sb.layer_hashes([base, minimal, full])
+    changed_full = dataclasses.replace(full, packages=full.packages + ("librocsolver-dev",))
+    after = sb.layer_hashes([base, minimal, changed_full])
+    assert after[:2] == before[:2]
+    assert after[2] != before[2]
+    changed_base = dataclasses.replace(base, packages=base.packages[:-1])
+    assert all(a != b for a, b in zip(sb.layer_hashes([changed_base, minimal, full]), before))
+
+
+def test_plan_none_extend_build(sb):
+    minimal, full = sb.PROFILES["minimal"], sb.PROFILES["full"]
+    assert sb.plan(None, minimal).action == "build"
+    have_min = sb.stamp_for(minimal, 0)
+    have_full = sb.stamp_for(full, 0)
+    assert sb.plan(have_min, minimal).action == "none"
+    assert sb.plan(have_full, minimal).action == "none", "a full root satisfies minimal"
+    ext = sb.plan(have_min, full)
+    assert ext.action == "extend" and [l.name for l in ext.todo] == ["rocm-full"]
+    changed = dataclasses.replace(minimal[1], packages=("hipcc",))
+    rebuilt = sb.plan(have_full, (minimal[0], changed))
+    assert rebuilt.action == "build" and "rocm-minimal" in rebuilt.reason
+
+
+def test_stamp_round_trip_and_garbage(sb, tmp_path):
+    stamp = sb.stamp_for(sb.PROFILES["full"], 1234.5)
+    assert sb.Stamp.parse(stamp.to_json()) == stamp
+    (tmp_path / sb.STAMP).write_text("{not json")
+    assert sb.read_stamp(tmp_path) is None
+    (tmp_path / sb.STAMP).write_text(json.dumps({"layers": "x"}))
+    assert sb.read_stamp(tmp_path) is None
+
+
+def fake_root(sb, paths, layers, probes=True) -> Path:
+    root = paths.sandbox / sb.root_id(layers)
+    (root / "proc").mkdir(parents=True)
+    if probes:
+        for layer in layers:
+            for probe in layer.probes:
+                (root / probe).parent.mkdir(parents=True, exist_ok=True)
+                (root / probe).touch()
+    (root / sb.STAMP).write_text(sb.stamp_for(layers, time.time()).to_json())
+    paths.current.symlink_to(root.name)
+    return root
+
+
+def test_collect_garbage_removes_partial_and_superseded_roots(sb, tmp_path):
+    paths = sb.Paths(tmp_path)
+    keep = fake_root(sb, paths, sb.PROFILES["minimal"])
+    partial = paths.sandbox / "root-abc.partial"
+    (partial / "usr").mkdir(parents=True)
+    old = paths.sandbox / "root-old"
+    old.mkdir()
+    sb.collect_garbage(paths, keep=keep)
+    assert keep.is_dir() and not partial.exists() and not old.exists()
+
+
+def test_collect_garbage_keeps_roots_in_use(sb, tmp_path):
+    paths = sb.Paths(tmp_path)
+    keep = fake_root(sb, paths, sb.PROFILES["minimal"])
+    old = paths.sandbox / "root-old"
+    old.mkdir()
+    paths.sandbox.mkdir(parents=True, exist_ok=True)
+    # --close: flock(1) itself holds the lock, so killing it releases the lock.
+    holder = subprocess.Popen(["flock", "--shared", "--close", str(paths.use_lock), "sleep", "30"])
+    try:
+        deadline = time.monotonic() + 10
+        while (fd := sb.try_flock_exclusive(paths.use_lock)) is not None:  # until flock(1) holds it
+            os.close(fd)
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        sb.collect_garbage(paths, keep=keep)
+        assert old.is_dir(), "a root a running command may use must survive"
+    finally:
+        holder.kill()
+        holder.wait()
+    sb.collect_garbage(paths, keep=keep)
+    assert not old.exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a mount namespace")
+def test_remove_tree_refuses_a_tree_with_a_mount_inside(tmp_path):
+    victim = tmp_path / "root-x.partial"
+    (victim / "proc").mkdir(parents=True)
+    (victim / "keep.txt").write_text("data")
+    script = textwrap.dedent(f"""
+        import sys; sys.path.insert(0, {str(SANDBOX_PY.parent)!r})
+        import sandbox
+        try:
+            sandbox.remove_tree(sandbox.Path({str(victim)!r}))
+        except sandbox.SandboxError as e:
+            print("REFUSED:", e)
+    """)
+    out = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c",
+         f"mount -t tmpfs none {victim}/proc && {sys.executable} -c \"$0\"", script],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    assert out.startswith("REFUSED:") and f"{victim}/proc is mounted" in out
+    assert (victim / "keep.txt").read_text() == "data"
+
+
+def test_build_lock_serialises_two_processes(sb, tmp_path):
+    lock = tmp_path / "build.lock"
+    script = textwrap.dedent(f"""
+        import sys, time; sys.path.insert(0, {str(SANDBOX_PY.parent)!r})
+        import sandbox
+        with sandbox.flock(sandbox.Path({str(lock)!r}), True, "WAITING"):
+            print("got", time.monotonic(), flush=True)
+            time.sleep(1.0)
+            print("released", time.monotonic(), flush=True)
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outs = [p.communicate(timeout=30) for p in procs]
+    spans = sorted((float(o.split()[1]), float(o.split()[3])) for o, _ in outs)
+    assert spans[0][1] <= spans[1][0], f"critical sections overlap: {spans}"
+    assert sum("WAITING" in err for _, err in outs) == 1, "exactly one process waited and said so"
+
+
+def test_pip_binds_carry_config_and_named_folders(sb, tmp_path):
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    conf = tmp_path / "pip.conf"
+    conf.write_text(f"[global]\nfind-links = {wheels}\nextra-index-url = file://{tmp_path}/nowhere https://pypi.example/simple\n")
+    binds = sb.pip_binds({"PIP_CONFIG_FILE": str(conf), "XDG_CONFIG_DIRS": str(tmp_path / "none")})
+    targets = {b.target for b in binds}
+    assert str(conf) in targets and str(wheels) in targets
+    assert not any("nowhere" in t or "example" in t for t in targets)
+    assert all(b.readonly for b in binds)
+
+
+def test_sandbox_env_passes_only_what_is_declared(sb, monkeypatch):
+    monkeypatch.setenv("ROCM_PATH", "/opt/rocm")
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/host/lib")
+    monkeypatch.setenv("SOME_SECRET", "x")
+    env = sb.sandbox_env(["EXTRA=1", "SOME_SECRET"])
+    assert env["ROCM_PATH"] == "/opt/rocm" and env["EXTRA"] == "1" and env["SOME_SECRET"] == "x"
+    assert "LD_LIBRARY_PATH" not in env
+    assert env["PATH"].startswith("/usr/local/sbin") and env["HOME"] == "/root"
+    assert "SOME_SECRET" not in sb.sandbox_env()
+
+
+def test_generated_bazelrc_resolves_offline_from_this_checkout(sb, tmp_path):
+    paths = sb.Paths(tmp_path)
+    text = sb.bazel_system_rc(paths, sb.CHECKOUT)
+    assert f"startup --output_user_root={tmp_path}/bazel" in text
+    assert "%workspace%" not in text
+    for module in ("zlib", "protobuf", "buildozer", "apple_support"):
+        line = f"--override_module={module}={sb.CHECKOUT}/tools/offline/modules/{module}"
+        assert line in text
+        assert (sb.CHECKOUT / f"tools/offline/modules/{module}/MODULE.bazel").read_text().count(f'name = "{module}"') == 1
+
+
+# ---- error paths of the command line, as a user meets them ----------------
+
+
+def cli(tmp_path, *args, user=None, extra_env=None, prefix=()):
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), **(extra_env or {}))
+    cmd = [*prefix, sys.executable, str(SANDBOX_PY), *args]
+    if user:
+        cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def one_error_line(result) -> str:
+    lines = [l for l in result.stderr.splitlines() if "error:" in l]
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    return lines[0]
+
+
+def test_not_root_is_one_line(tmp_path):
+    tmp_path.chmod(0o777)
+    result = cli(tmp_path, "ensure", user="65534")
+    assert result.returncode == 1
+    assert "must run as root" in one_error_line(result)
+
+
+def test_unreachable_mirror_is_one_line(tmp_path):
+    result = cli(tmp_path, "--mirror=http://127.0.0.1:9/debian", "ensure")
+    assert result.returncode == 1
+    line = one_error_line(result)
+    assert "cannot reach the Debian mirror http://127.0.0.1:9/debian" in line and "--mirror" in line
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a mount namespace")
+def test_disk_full_is_one_line(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    # A 64 MB file system as the cache: far too small for any root.
+    result = cli(tmp_path, "ensure", prefix=(
+        "unshare", "-m", "--propagation", "private", "sh", "-c", f'mount -t tmpfs -o size=64m none {cache} && exec "$@"', "sh"))
+    assert result.returncode == 1
+    line = one_error_line(result)
+    assert "disk full" in line and "GB free" in line and "XDG_CACHE_HOME" in line
+
+
+def test_corrupted_root_is_detected_and_rebuilt(sb, tmp_path):
+    paths = sb.Paths(tmp_path / "cache" / "jax-rocm-build")
+    fake_root(sb, paths, sb.PROFILES["minimal"], probes=False)
+    info = cli(tmp_path, "info")
+    assert info.returncode == 1 and "run `tools/sandbox.py ensure`" in one_error_line(info)
+    # ensure notices the damage and starts a rebuild (which fails here on the unreachable mirror).
+    result = cli(tmp_path, "--mirror=http://127.0.0.1:9/debian", "ensure")
+    assert "is corrupted (usr/bin/bazel is missing); rebuilding it" in result.stderr
+    assert result.returncode == 1
+
+
+def test_run_without_command_is_an_error(tmp_path):
+    result = cli(tmp_path, "run", "--")
+    assert result.returncode == 125 and "no command given" in one_error_line(result)
+
+
+def test_help_teaches_every_subcommand():
+    out = sandbox("--help").stdout
+    for word in ("ensure", "run", "info", "clean", "XDG_CACHE_HOME", "--mirror", "125"):
+        assert word in out
