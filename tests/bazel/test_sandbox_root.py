@@ -1,0 +1,181 @@
+"""The real sandbox root: Bazel builds offline, commands behave, nothing leaks."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CHECKOUT, SANDBOX_PY, sandbox
+
+pytestmark = pytest.mark.bazel
+
+
+def host_mounts() -> list[str]:
+    return Path("/proc/mounts").read_text().splitlines()
+
+
+def test_second_ensure_does_nothing_and_says_so(sandbox_root):
+    stamp = sandbox_root / ".jax-rocm-sandbox.json"
+    before = stamp.stat().st_mtime_ns
+    result = sandbox("ensure")
+    assert "up to date, nothing to do" in result.stderr
+    assert stamp.stat().st_mtime_ns == before
+    assert (sandbox_root.parent / "current").resolve() == sandbox_root
+
+
+def test_info_reports_real_versions(sandbox_root):
+    out = sandbox("info").stdout
+    assert re.search(r"^\s+bazel 7\.7\.1$", out, re.M), out
+    assert re.search(r"clang version 22\.", out), out
+    assert re.search(r"HIP version: 7\.2\.\d+", out), out
+    assert re.search(r"ROCm 7\.2\.\d+", out), out
+    assert re.search(r"^size:\s+\d", out, re.M), out
+
+
+def test_bazel_builds_and_tests_offline(in_sandbox):
+    # Every kind of target: cc_binary, shared library, py_binary, py_test.
+    result = in_sandbox("bazel", "test", "//tests/smoke:all")
+    assert "//tests/smoke:smoke_test" in result.stdout + result.stderr
+    assert "1 test passes" in result.stdout + result.stderr
+    built = in_sandbox("bazel", "build", "//...")
+    assert "Build completed successfully" in built.stderr
+    ran = in_sandbox("bazel", "run", "//tests/smoke:hello_cc", "--", "sandbox")
+    assert re.search(r"^hello, sandbox \(\d+\.\d+", ran.stdout, re.M), ran.stdout
+    ran = in_sandbox("bazel", "run", "//tests/smoke:hello_py", "--", "python")
+    assert re.search(r"^hello, python \(\d+\.\d+", ran.stdout, re.M), ran.stdout
+
+
+def test_bazel_never_reaches_a_registry(in_sandbox):
+    # The generated rc points the registry at a path that does not exist: any
+    # module that is not overridden fails at once instead of going online.
+    result = in_sandbox("bazel", "mod", "graph", "--output=text")
+    assert "jax_rocm_build" in result.stdout
+    flags = in_sandbox("sh", "-c", "cat /etc/bazel.bazelrc").stdout
+    assert "--registry=file:///nonexistent-offline-registry" in flags
+    assert not re.search(r"https?://", flags)
+
+
+def test_hipcc_compiles_device_code_without_a_gpu(in_sandbox, tmp_path):
+    src = tmp_path / "k.hip"
+    src.write_text("#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[threadIdx.x] *= 2; }\n")
+    out = tmp_path / "libk.so"
+    in_sandbox("hipcc", "-fPIC", "-shared", "--offload-arch=gfx90a", "--offload-arch=gfx1100", str(src), "-o", str(out))
+    sections = in_sandbox("objdump", "-h", str(out)).stdout
+    assert ".hip_fatbin" in sections
+
+
+def test_exit_status_stdin_and_signals_pass_through(sandbox_root):
+    assert sandbox("run", "--", "sh", "-c", "exit 7", check=False).returncode == 7
+    assert sandbox("run", "--", "sh", "-c", 'kill -TERM $$', check=False).returncode == -signal.SIGTERM
+    assert sandbox("run", "--", "cat", input="through stdin\n").stdout == "through stdin\n"
+    assert sandbox("run", "--", "no-such-command", check=False).returncode == 127
+    proc = subprocess.Popen([sys.executable, str(SANDBOX_PY), "run", "--", "sh", "-c", "echo started; sleep 60"],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "started\n"
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == -signal.SIGTERM
+    assert time.monotonic() - t0 < 10
+
+
+def test_no_mount_and_no_process_outlive_a_run(sandbox_root, tmp_path):
+    before = host_mounts()
+    marker = f"sleep {300000 + os.getpid()}"
+    # Inside: the root's own mounts exist; a daemon is left behind on purpose.
+    inside = sandbox("run", "--", "sh", "-c", f"({marker} &) ; cat /proc/mounts").stdout
+    assert f"{CHECKOUT} " in inside and " /proc proc " in inside
+    assert host_mounts() == before
+    assert str(sandbox_root) not in "\n".join(host_mounts())
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert marker not in ps
+
+
+def test_checkout_tmp_and_cwd_are_at_the_same_paths(sandbox_root, tmp_path):
+    (tmp_path / "note.txt").write_text("from the host")
+    result = sandbox("run", "--", "sh", "-c", "pwd; cat note.txt; echo; ls $0", str(CHECKOUT / "tools" / "sandbox.py"), cwd=tmp_path)
+    assert result.stdout.splitlines() == [str(tmp_path), "from the host", str(CHECKOUT / "tools" / "sandbox.py")]
+
+
+def test_pip_works_inside_as_on_the_host(in_sandbox, tmp_path):
+    # The host's CA bundle and pip settings are carried in: a real download from PyPI.
+    result = in_sandbox("sh", "-c", f"python3 -m venv {tmp_path}/v && {tmp_path}/v/bin/pip download -q --no-deps -d {tmp_path}/d six==1.16.0 && ls {tmp_path}/d")
+    assert "six-1.16.0" in result.stdout
+
+
+def test_apt_works_inside(in_sandbox, tmp_path):
+    result = in_sandbox("sh", "-c", f"cd {tmp_path} && apt-get download -q hello && ls")
+    assert re.search(r"^hello_.*\.deb$", result.stdout, re.M), result.stdout + result.stderr
+
+
+# ---- an interrupted ensure, and two at once ---------------------------------
+
+# A one-package profile that reuses the real root's downloaded packages: the
+# same code paths as a real root, at a fraction of the time.
+DRIVER = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, {tools!r})
+    import sandbox
+    tiny = sandbox.Layer("base", ("hello",), probes=("usr/bin/hello",))
+    sandbox.PROFILES.clear()
+    sandbox.PROFILES["tiny"] = (tiny,)
+    sandbox.REQUIRED_FREE_GB["tiny"] = 1
+    sandbox.DEFAULT_PROFILE = "tiny"
+
+    class SharedArchives(sandbox.Paths):
+        @property
+        def apt_archives(self):
+            return Path({archives!r})
+
+    real_default = sandbox.Paths.default
+    sandbox.Paths.default = staticmethod(lambda: SharedArchives(real_default().cache))
+    sys.exit(sandbox.main(sys.argv[1:]))
+""")
+
+
+def test_killed_ensure_leaves_nothing_used_and_recovers(sandbox_root, tmp_path):
+    archives = sandbox_root.parent.parent / "apt-archives"
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER.format(tools=str(SANDBOX_PY.parent), archives=str(archives)))
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    sandbox_dir = tmp_path / "cache" / "jax-rocm-build" / "sandbox"
+
+    def start() -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, str(driver), "ensure"], env=env, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True)
+
+    def kill_when(proc: subprocess.Popen, pattern: str, delay: float) -> str:
+        seen = ""
+        for line in proc.stderr:
+            seen += line
+            if re.search(pattern, line):
+                time.sleep(delay)
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return seen
+        raise AssertionError(f"never reached {pattern!r}:\n{seen}")
+
+    for pattern, delay in ((r"\[1/4\] debootstrap .* \.\.\.$", 8), (r"\[3/4\] install base .* \.\.\.$", 1)):
+        kill_when(start(), pattern, delay)
+        assert not (sandbox_dir / "current").exists(), "a half-built root must never become current"
+        assert list(sandbox_dir.glob("root-*.partial")), "the unfinished root is left for the next ensure"
+        assert str(tmp_path) not in "\n".join(host_mounts()), "a mount outlived the killed ensure"
+
+    first, second = start(), start()
+    errs = [p.communicate(timeout=600)[1] for p in (first, second)]
+    assert [p.returncode for p in (first, second)] == [0, 0], errs
+    builder = [e for e in errs if "removing unfinished root" in e]
+    waiter = [e for e in errs if "another `ensure` is building the sandbox; waiting" in e]
+    assert len(builder) == 1 and len(waiter) == 1, errs
+    assert "up to date, nothing to do" in waiter[0]
+    assert not list(sandbox_dir.glob("root-*.partial"))
+    hello = subprocess.run([sys.executable, str(driver), "run", "--", "hello"], env=env, capture_output=True, text=True)
+    assert hello.stdout == "Hello, world!\n", hello.stderr
