@@ -999,7 +999,7 @@ def cmd_info(args: argparse.Namespace, paths: Paths) -> int:
     print(f"layers:  {', '.join(n for n, _ in stamp.layers)}")
     print(f"created: {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(stamp.created))}")
     print(f"size:    {size}")
-    for line in out.strip().splitlines():
+    for line in filter(None, map(str.strip, out.splitlines())):
         print(f"         {line}")
     return 0
 
