@@ -49,9 +49,11 @@ def sandbox(*args: str, check: bool = True, **kwargs) -> subprocess.CompletedPro
 
 
 @pytest.fixture(scope="session")
-def sandbox_root() -> Path:
+def sandbox_root(request: pytest.FixtureRequest) -> Path:
     """The real sandbox root (built on first use: about 2 minutes cold)."""
-    result = sandbox("ensure", f"--rocm={TEST_ROCM_PROFILE}", capture_output=False, stdout=subprocess.PIPE)
+    # Let ensure's progress lines reach the terminal: a cold build is long.
+    with request.config.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
+        sandbox("ensure", f"--rocm={TEST_ROCM_PROFILE}", capture_output=False)
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jax-rocm-build"
     root = (cache / "sandbox" / "current").resolve()
     assert root.is_dir(), f"ensure succeeded but {root} is missing"
