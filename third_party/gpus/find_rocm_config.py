@@ -1,0 +1,558 @@
+#!/usr/bin/env python3
+"""Finds a ROCm toolkit and says exactly what it is, as JSON.
+
+    python3 third_party/gpus/find_rocm_config.py --rocm-path ROOT [--format=json|text]
+    python3 third_party/gpus/find_rocm_config.py            # $ROCM_PATH, /opt/rocm, newest /opt/rocm-*, /usr
+
+Three layouts are understood:
+  therock    a TheRock release (tarball or `rocm-sdk path --root`): lib/llvm/bin/clang,
+             share/therock/therock_manifest.json
+  opt_rocm   a classic /opt/rocm-X.Y.Z install: llvm/bin/clang, .info/version
+  multiarch  a distribution's packages under /usr: include/hip, lib/<triplet>/libamdhip64.so,
+             lib/llvm-N/bin/clang (Debian, Ubuntu)
+
+Versions come from the files the toolkit installs (TheRock's manifest,
+.info/version, rocm_version.h, hip_version.h, CMake package version files,
+version headers, library file names), never from the folder's name. Anything
+it cannot parse is reported under "warnings", never a crash.
+
+Stdlib only: the repository rule in rocm_configure.bzl runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Sequence
+
+LAYOUTS = ("therock", "opt_rocm", "multiarch")
+MULTIARCH_TRIPLETS = ("x86_64-linux-gnu", "aarch64-linux-gnu")
+
+
+class RocmNotFound(Exception):
+    """A required piece is missing; the message says what was searched where and what to do."""
+
+
+# --------------------------------------------------------------------------
+# Version parsing: pure functions over file contents, total on any input.
+# --------------------------------------------------------------------------
+
+_VERSION_RE = re.compile(r"^\d+(\.\d+){0,3}([a-z]+\d*|[-+~][0-9A-Za-z.+~-]*)?$")
+
+
+def parse_dotted(text: str) -> tuple[int, int, int] | None:
+    """'7.2.4' / '7.10.0a20251120' / '6.4.3-128' -> (major, minor, patch); None if not a version."""
+    m = re.match(r"^\s*(\d{1,6})\.(\d{1,6})(?:\.(\d{1,9}))?", text)
+    if not m:
+        return None
+    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+
+
+def version_number(version: tuple[int, int, int]) -> int:
+    """XLA's TF_ROCM_VERSION encoding: 7.2.4 -> 70204."""
+    major, minor, patch = version
+    return major * 10000 + minor * 100 + patch
+
+
+def header_macros(text: str, prefix: str) -> dict[str, str]:
+    """#define PREFIX_MAJOR 7 ... -> {'MAJOR': '7', ...} for one header's text."""
+    out = {}
+    for m in re.finditer(rf"^[ \t]*#[ \t]*define[ \t]+{re.escape(prefix)}_?(\w+)[ \t]+(.+?)[ \t]*$", text, re.M):
+        out[m.group(1)] = m.group(2).strip().strip('"')
+    return out
+
+
+def version_from_macros(macros: dict[str, str], keys: Sequence[str] = ("MAJOR", "MINOR", "PATCH")) -> str | None:
+    parts = [macros.get(k) for k in keys]
+    if all(p is not None and p.isdigit() for p in parts[:2]):
+        return ".".join(p for p in parts if p is not None and p.isdigit())
+    return None
+
+
+def cmake_package_version(text: str) -> str | None:
+    m = re.search(r'set\s*\(\s*PACKAGE_VERSION\s+"([^"]+)"\s*\)', text)
+    return m.group(1) if m and parse_dotted(m.group(1)) else None
+
+
+def info_version(text: str) -> str | None:
+    """.info/version holds '6.4.3-128' (release-build): keep the release part."""
+    first = text.strip().splitlines()[0].strip() if text.strip() else ""
+    release = first.split("-")[0]
+    return release if parse_dotted(release) and _VERSION_RE.match(release) else None
+
+
+def soname_version(filename: str, stem: str) -> str | None:
+    """'librocblas.so.5.2' with stem 'librocblas' -> '5.2'."""
+    prefix = f"{stem}.so."
+    if filename.startswith(prefix):
+        rest = filename[len(prefix):]
+        if re.fullmatch(r"\d+(\.\d+)*", rest):
+            return rest
+    return None
+
+
+def clang_version(output: str) -> str | None:
+    m = re.search(r"clang version (\d+\.\d+\.\d+)", output)
+    return m.group(1) if m else None
+
+
+def amdgpu_processors(output: str) -> list[str]:
+    """Processor names in `clang --target=amdgcn-amd-amdhsa --print-supported-cpus`."""
+    names = re.findall(r"^\s+(gfx[0-9a-z]+(?:-[0-9a-z]+)*)\s*$", output, re.M)
+    return sorted(set(names), key=lambda n: (not n[3].isdigit(), n))
+
+
+# --------------------------------------------------------------------------
+# TheRock families: which gfx targets a `therock-dist-linux-<family>-...` build covers.
+# --------------------------------------------------------------------------
+
+THEROCK_FAMILIES: dict[str, tuple[str, ...]] = {
+    "gfx90X-dcgpu": ("gfx908", "gfx90a"),
+    "gfx90X-all": ("gfx906", "gfx908", "gfx90a"),
+    "gfx94X-dcgpu": ("gfx942",),
+    "gfx94X-all": ("gfx942",),
+    "gfx950-dcgpu": ("gfx950",),
+    "gfx950-all": ("gfx950",),
+    "gfx101X-dgpu": ("gfx1010", "gfx1011", "gfx1012"),
+    "gfx103X-dgpu": ("gfx1030", "gfx1032"),
+    "gfx103X-all": ("gfx1030", "gfx1032", "gfx1035", "gfx1036"),
+    "gfx110X-dgpu": ("gfx1100", "gfx1101", "gfx1102"),
+    "gfx110X-all": ("gfx1100", "gfx1101", "gfx1102", "gfx1103"),
+    "gfx115X-igpu": ("gfx1150", "gfx1151", "gfx1152", "gfx1153"),
+    "gfx115X-all": ("gfx1150", "gfx1151", "gfx1152", "gfx1153"),
+    "gfx120X-all": ("gfx1200", "gfx1201"),
+    "dcgpu-all": ("gfx908", "gfx90a", "gfx942", "gfx950"),
+}
+_TARBALL_RE = re.compile(r"therock-dist-linux-(?P<family>[0-9A-Za-z]+(?:-[0-9a-z]+)?)-(?P<version>\d[^/]*?)\.tar\.(gz|xz|zst)$")
+
+
+def therock_family_from_url(url: str) -> str | None:
+    m = _TARBALL_RE.search(url)
+    return m.group("family") if m else None
+
+
+def family_targets(family: str) -> tuple[str, ...] | None:
+    if family in THEROCK_FAMILIES:
+        return THEROCK_FAMILIES[family]
+    if re.fullmatch(r"gfx[0-9a-f]+", family):  # every target is a family of its own
+        return (family,)
+    return None
+
+
+def uncovered_targets(requested: Sequence[str], covered: Sequence[str]) -> list[str]:
+    """Requested targets a toolkit has no device code for (generic targets need none)."""
+    return [t for t in requested if t not in covered and not t.endswith("-generic")]
+
+
+# --------------------------------------------------------------------------
+# The toolkit
+# --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class LibrarySpec:
+    name: str
+    header: str  # relative to the include dir; proves the headers are there
+    lib: str | None  # file stem, e.g. "libamdhip64"; None for header-only libraries
+    cmake: str | None  # CMake package folder holding <name>-config-version.cmake
+    version_header: str | None = None  # relative to the include dir
+    version_prefix: str | None = None  # macro prefix in version_header
+
+
+LIBRARIES = (
+    LibrarySpec("hip", "hip/hip_runtime.h", "libamdhip64", "hip", "hip/hip_version.h", "HIP_VERSION"),
+    LibrarySpec("hsa-runtime", "hsa/hsa.h", "libhsa-runtime64", "hsa-runtime64"),
+    LibrarySpec("rocblas", "rocblas/rocblas.h", "librocblas", "rocblas", "rocblas/internal/rocblas-version.h", "ROCBLAS_VERSION"),
+    LibrarySpec("hipblas", "hipblas/hipblas.h", "libhipblas", "hipblas", "hipblas/hipblas-version.h", "hipblasVersion"),
+    LibrarySpec("hipblaslt", "hipblaslt/hipblaslt.h", "libhipblaslt", "hipblaslt", "hipblaslt-version.h", "HIPBLASLT_VERSION"),
+    LibrarySpec("miopen", "miopen/miopen.h", "libMIOpen", "miopen", "miopen/version.h", "MIOPEN_VERSION"),
+    LibrarySpec("rccl", "rccl/rccl.h", "librccl", "rccl"),
+    LibrarySpec("hipfft", "hipfft/hipfft.h", "libhipfft", "hipfft", "hipfft/hipfft-version.h", "hipfftVersion"),
+    LibrarySpec("hipsolver", "hipsolver/hipsolver.h", "libhipsolver", "hipsolver", "hipsolver/internal/hipsolver-version.h", "hipsolverVersion"),
+    LibrarySpec("hipsparse", "hipsparse/hipsparse.h", "libhipsparse", "hipsparse", "hipsparse/hipsparse-version.h", "hipsparseVersion"),
+    LibrarySpec("hiprand", "hiprand/hiprand.h", "libhiprand", "hiprand"),
+    LibrarySpec("rocrand", "rocrand/rocrand.h", "librocrand", "rocrand"),
+    LibrarySpec("rocprim", "rocprim/rocprim.hpp", None, "rocprim", "rocprim/rocprim_version.hpp", "ROCPRIM_VERSION"),
+    LibrarySpec("hipcub", "hipcub/hipcub.hpp", None, "hipcub", "hipcub/hipcub_version.hpp", "HIPCUB_VERSION"),
+    LibrarySpec("roctracer", "roctracer/roctracer.h", "libroctracer64", "roctracer"),
+    LibrarySpec("rocsolver", "rocsolver/rocsolver.h", "librocsolver", "rocsolver", "rocsolver/rocsolver-version.h", "ROCSOLVER_VERSION"),
+    LibrarySpec("rocsparse", "rocsparse/rocsparse.h", "librocsparse", "rocsparse", "rocsparse/rocsparse-version.h", "ROCSPARSE_VERSION"),
+    LibrarySpec("hipsparselt", "hipsparselt/hipsparselt.h", "libhipsparselt", "hipsparselt", "hipsparselt/hipsparselt-version.h", "hipsparseltVersion"),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Library:
+    version: str | None
+    version_source: str | None  # the file the version was read from
+    include_dir: str | None  # None: runtime only (no -dev headers installed)
+    library_dir: str | None
+    library: str | None  # the shared library Bazel links against
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    name: str
+    root: Path
+    include_dir: Path
+    library_dirs: tuple[Path, ...]
+    cmake_dirs: tuple[Path, ...]
+    clang_candidates: tuple[Path, ...]
+    hipcc_candidates: tuple[Path, ...]
+
+
+@dataclasses.dataclass
+class RocmConfig:
+    rocm_toolkit_path: str
+    layout: str
+    rocm_version: str
+    rocm_version_number: int
+    rocm_version_source: str
+    hip_version: str
+    clang_path: str
+    clang_version: str | None
+    hipcc_path: str | None
+    device_libs_path: str
+    amdgpu_targets_supported: list[str]
+    therock: dict | None
+    libraries: dict[str, Library]
+    warnings: list[str]
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return None
+
+
+def _llvm_dirs_multiarch(root: Path) -> list[Path]:
+    dirs = [Path(p) for p in glob.glob(str(root / "lib" / "llvm-*"))]
+    return sorted(dirs, key=lambda p: int(re.sub(r"\D", "", p.name) or 0), reverse=True)
+
+
+def detect_layout(root: Path) -> Layout:
+    """Classifies `root`; raises RocmNotFound naming what it looked for."""
+    if (root / "share/therock/therock_manifest.json").is_file() or (
+        (root / "lib/llvm/bin/clang").exists() and (root / "lib/rocm_sysdeps").is_dir()
+    ):
+        return Layout("therock", root, root / "include", (root / "lib",), (root / "lib/cmake",),
+                      (root / "lib/llvm/bin/clang",), (root / "bin/hipcc",))
+    if (root / ".info/version").is_file() or (root / "llvm/bin/clang").exists():
+        return Layout("opt_rocm", root, root / "include", (root / "lib",), (root / "lib/cmake",),
+                      (root / "llvm/bin/clang", root / "lib/llvm/bin/clang"), (root / "bin/hipcc",))
+    triplet_dirs = [root / "lib" / t for t in MULTIARCH_TRIPLETS if (root / "lib" / t).is_dir()]
+    if (root / "include/hip").is_dir() and triplet_dirs:
+        return Layout("multiarch", root, root / "include", tuple(triplet_dirs), tuple(d / "cmake" for d in triplet_dirs),
+                      tuple(d / "bin/clang" for d in _llvm_dirs_multiarch(root)), (root / "bin/hipcc",))
+    raise RocmNotFound(
+        f"{root} is not a ROCm toolkit: found none of share/therock/therock_manifest.json (TheRock), "
+        f".info/version or llvm/bin/clang (/opt/rocm), include/hip with lib/<triplet>/ (distribution packages); "
+        "point --rocm-path (or ROCM_PATH) at the toolkit's root, e.g. /opt/rocm-7.2.0, an extracted TheRock tarball, or /usr"
+    )
+
+
+def find_shared_library(layout: Layout, stem: str) -> Path | None:
+    """The library to link: `stem.so` if present, else the highest `stem.so.N...`."""
+    for d in layout.library_dirs:
+        plain = d / f"{stem}.so"
+        if plain.exists():
+            return plain
+        versioned = sorted((Path(p) for p in glob.glob(str(d / f"{stem}.so.*"))),
+                           key=lambda p: [int(x) if x.isdigit() else -1 for x in p.name.split(".so.")[-1].split(".")])
+        if versioned:
+            return versioned[-1]
+    return None
+
+
+def library_version(layout: Layout, spec: LibrarySpec, lib: Path | None, warnings: list[str]) -> tuple[str | None, str | None]:
+    if spec.cmake:
+        for d in layout.cmake_dirs:
+            for name in (f"{spec.cmake}-config-version.cmake", f"{spec.cmake}ConfigVersion.cmake"):
+                text = _read(d / spec.cmake / name)
+                if text is not None:
+                    version = cmake_package_version(text)
+                    if version:
+                        return version, str(d / spec.cmake / name)
+                    warnings.append(f"{spec.name}: cannot parse PACKAGE_VERSION in {d / spec.cmake / name}")
+    if spec.version_header:
+        path = layout.include_dir / spec.version_header
+        text = _read(path)
+        if text is not None:
+            macros = header_macros(text, spec.version_prefix or "")
+            version = version_from_macros(macros) or version_from_macros(macros, ("_MAJOR", "_MINOR", "_PATCH"))
+            if version:
+                return version, str(path)
+            warnings.append(f"{spec.name}: no {spec.version_prefix}_MAJOR/MINOR in {path}")
+    if lib is not None and spec.lib:
+        real = lib.resolve()
+        version = soname_version(real.name, spec.lib)
+        if version:
+            return version, str(real)
+    return None, None
+
+
+def find_libraries(layout: Layout, warnings: list[str]) -> dict[str, Library]:
+    found = {}
+    for spec in LIBRARIES:
+        has_headers = (layout.include_dir / spec.header).is_file()
+        lib = find_shared_library(layout, spec.lib) if spec.lib else None
+        if not has_headers and lib is None:
+            continue
+        if spec.lib is None and not has_headers:
+            continue
+        version, source = library_version(layout, spec, lib, warnings)
+        if version is None:
+            warnings.append(f"{spec.name}: found but no version could be read")
+        found[spec.name] = Library(
+            version=version,
+            version_source=source,
+            include_dir=str(layout.include_dir) if has_headers else None,
+            library_dir=str(lib.parent) if lib else None,
+            library=str(lib) if lib else None,
+        )
+    return found
+
+
+def rocm_release(layout: Layout, warnings: list[str]) -> tuple[str, str, dict | None]:
+    """(version as the distribution states it, the file it came from, TheRock details)."""
+    therock = None
+    manifest = layout.root / "share/therock/therock_manifest.json"
+    text = _read(manifest)
+    if text is not None:
+        try:
+            data = json.loads(text)
+            if not isinstance(data, dict):
+                raise ValueError("not an object")
+            therock = {k: data[k] for k in ("the_rock_commit", "rocm_version", "rocm_package_version") if k in data}
+            dist = _read(layout.root / "share/therock/dist_info.json")
+            if dist is not None:
+                info = json.loads(dist)
+                targets = info.get("dist_amdgpu_targets") if isinstance(info, dict) else None
+                if isinstance(targets, str):
+                    targets = [t for t in re.split(r"[;,\s]+", targets) if t]
+                if isinstance(targets, list):
+                    therock["dist_amdgpu_targets"] = [str(t) for t in targets]
+            for key in ("rocm_package_version", "rocm_version"):
+                value = data.get(key)
+                if isinstance(value, str) and parse_dotted(value):
+                    return value, f"{manifest} ({key})", therock
+            warnings.append(f"{manifest}: no rocm_package_version/rocm_version")
+        except (ValueError, AttributeError) as e:
+            warnings.append(f"{manifest}: unreadable ({e})")
+    info = layout.root / ".info/version"
+    text = _read(info)
+    if text is not None:
+        version = info_version(text)
+        if version:
+            return version, str(info), therock
+        warnings.append(f"{info}: cannot parse {text.strip()[:40]!r}")
+    header = layout.include_dir / "rocm-core/rocm_version.h"
+    text = _read(header)
+    if text is not None:
+        version = version_from_macros(header_macros(text, "ROCM_VERSION"))
+        if version and version.count(".") == 2:
+            return version, str(header), therock
+        warnings.append(f"{header}: no ROCM_VERSION_MAJOR/MINOR/PATCH")
+    raise RocmNotFound(
+        f"cannot tell which ROCm release {layout.root} is: searched {manifest}, {info} and {header}; "
+        "install rocm-core (it provides rocm_version.h; Debian/Ubuntu: librocm-core-dev)"
+    )
+
+
+def hip_version(layout: Layout) -> str:
+    header = layout.include_dir / "hip/hip_version.h"
+    text = _read(header)
+    version = version_from_macros(header_macros(text or "", "HIP_VERSION")) if text else None
+    if version is None or version.count(".") != 2:
+        raise RocmNotFound(
+            f"HIP headers not found or unreadable: searched {header}; install the HIP development package "
+            "(Debian/Ubuntu: libamdhip64-dev; /opt/rocm: hip-devel) or point ROCM_PATH at a complete toolkit"
+        )
+    return version
+
+
+def _run(argv: Sequence[str]) -> str | None:
+    try:
+        result = subprocess.run(list(argv), capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return result.stdout + result.stderr
+
+
+def find_clang(layout: Layout) -> tuple[Path, str | None, list[str]]:
+    tried = []
+    for clang in layout.clang_candidates:
+        tried.append(str(clang))
+        if not os.access(clang, os.X_OK):
+            continue
+        cpus = _run([str(clang), "--target=amdgcn-amd-amdhsa", "--print-supported-cpus"])
+        targets = amdgpu_processors(cpus or "")
+        if targets:
+            return clang, clang_version(_run([str(clang), "--version"]) or ""), targets
+    raise RocmNotFound(
+        f"no clang with the AMDGPU backend: tried {', '.join(tried) or '(no llvm directory found)'}; "
+        "install ROCm's compiler (Debian/Ubuntu: hipcc, which brings clang with AMDGPU; /opt/rocm: rocm-llvm)"
+    )
+
+
+def find_device_libs(layout: Layout, clang: Path) -> Path:
+    llvm = clang.parent.parent
+    candidates = [layout.root / "lib/llvm/amdgcn/bitcode", layout.root / "amdgcn/bitcode", llvm / "amdgcn/bitcode"]
+    candidates += sorted((Path(p) for p in glob.glob(str(llvm / "lib/clang/*/amdgcn/bitcode"))), reverse=True)
+    for c in candidates:
+        if (c / "ocml.bc").is_file():
+            return c
+    raise RocmNotFound(
+        f"AMDGPU device libraries (ocml.bc) not found: searched {', '.join(map(str, candidates))}; "
+        "install them (Debian/Ubuntu: rocm-device-libs-<llvm version>; /opt/rocm: rocm-device-libs)"
+    )
+
+
+def find_rocm_config(root: Path) -> RocmConfig:
+    root = Path(os.path.abspath(root))
+    if not root.is_dir():
+        raise RocmNotFound(f"ROCm path {root} does not exist or is not a directory; set ROCM_PATH (or --rocm-path) to the toolkit's root")
+    layout = detect_layout(root)
+    warnings: list[str] = []
+    hip = hip_version(layout)
+    libraries = find_libraries(layout, warnings)
+    if "hip" not in libraries or libraries["hip"].library is None:
+        raise RocmNotFound(
+            f"libamdhip64 not found: searched {', '.join(str(d) for d in layout.library_dirs)}; "
+            "install the HIP runtime (Debian/Ubuntu: libamdhip64-dev; /opt/rocm: hip-runtime-amd)"
+        )
+    version, source, therock = rocm_release(layout, warnings)
+    parsed = parse_dotted(version)
+    assert parsed is not None  # rocm_release only returns parseable versions
+    clang, clang_ver, targets = find_clang(layout)
+    hipcc = next((p for p in layout.hipcc_candidates if os.access(p, os.X_OK)), None)
+    return RocmConfig(
+        rocm_toolkit_path=str(root),
+        layout=layout.name,
+        rocm_version=version,
+        rocm_version_number=version_number(parsed),
+        rocm_version_source=source,
+        hip_version=hip,
+        clang_path=str(clang),
+        clang_version=clang_ver,
+        hipcc_path=str(hipcc) if hipcc else None,
+        device_libs_path=str(find_device_libs(layout, clang)),
+        amdgpu_targets_supported=targets,
+        therock=therock,
+        libraries=libraries,
+        warnings=warnings,
+    )
+
+
+def search_order(env: dict[str, str]) -> list[Path]:
+    """Where to look when no --rocm-path is given."""
+    order = []
+    if env.get("ROCM_PATH"):
+        order.append(Path(env["ROCM_PATH"]))
+    order.append(Path("/opt/rocm"))
+    versioned = [Path(p) for p in glob.glob("/opt/rocm-*")]
+    versioned.sort(key=lambda p: parse_dotted(p.name[len("rocm-"):]) or (0, 0, 0), reverse=True)
+    order += versioned
+    order.append(Path("/usr"))
+    return order
+
+
+def find_default(env: dict[str, str]) -> RocmConfig:
+    errors = []
+    for candidate in search_order(env):
+        if not candidate.exists():
+            errors.append(f"{candidate}: does not exist")
+            continue
+        try:
+            return find_rocm_config(candidate)
+        except RocmNotFound as e:
+            if env.get("ROCM_PATH") and candidate == Path(env["ROCM_PATH"]):
+                raise  # an explicit choice that is broken is an error, not a reason to look elsewhere
+            errors.append(str(e))
+    raise RocmNotFound("no ROCm toolkit found; searched in order:\n  " + "\n  ".join(errors) +
+                       "\nset ROCM_PATH to your toolkit (or pass --rocm-path), or install ROCm")
+
+
+def format_text(config: RocmConfig) -> str:
+    lines = [
+        f"ROCm {config.rocm_version} ({config.layout}) at {config.rocm_toolkit_path}",
+        f"  version number  {config.rocm_version_number}   (from {config.rocm_version_source})",
+        f"  HIP             {config.hip_version}",
+        f"  clang           {config.clang_version} at {config.clang_path}",
+        f"  hipcc           {config.hipcc_path}",
+        f"  device libs     {config.device_libs_path}",
+        f"  amdgpu targets  {' '.join(config.amdgpu_targets_supported)}",
+        "  libraries:",
+    ]
+    for name, lib in sorted(config.libraries.items()):
+        lines.append(f"    {name:<12} {lib.version or '?':<12} {lib.library or '(header-only)'}")
+    lines += [f"  warning: {w}" for w in config.warnings]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rocm-path", type=Path, help="the toolkit's root (default: search $ROCM_PATH, /opt/rocm, newest /opt/rocm-*, /usr)")
+    p.add_argument("--format", choices=("json", "text"), default="json")
+    p.add_argument("--require-targets", default="", metavar="gfx942,gfx950",
+                   help="fail unless the toolkit's device code (TheRock: its dist targets or --therock-family) covers these")
+    p.add_argument("--therock-family", default="", help="TheRock family of the tarball, e.g. gfx94X-dcgpu (from its file name)")
+    args = p.parse_args(argv)
+    try:
+        config = find_rocm_config(args.rocm_path) if args.rocm_path else find_default(dict(os.environ))
+        requested = [t for t in re.split(r"[,;\s]+", args.require_targets) if t]
+        check_targets(config, requested, args.therock_family)
+    except RocmNotFound as e:
+        print(f"find_rocm_config: error: {e}", file=sys.stderr)
+        return 1
+    print(config.to_json() if args.format == "json" else format_text(config))
+    return 0
+
+
+def check_targets(config: RocmConfig, requested: Sequence[str], family: str) -> None:
+    unknown = [t for t in requested if t not in config.amdgpu_targets_supported]
+    if unknown:
+        raise RocmNotFound(
+            f"amdgpu target(s) {', '.join(unknown)} unknown to {config.clang_path}; it supports: "
+            f"{' '.join(config.amdgpu_targets_supported)}"
+        )
+    if config.layout != "therock" or not requested:
+        return
+    covered = (config.therock or {}).get("dist_amdgpu_targets")
+    where = "its share/therock/dist_info.json"
+    if not covered and family:
+        covered = family_targets(family)
+        where = f"its family {family}"
+        if covered is None:
+            raise RocmNotFound(f"unknown TheRock family {family!r}; known: {' '.join(THEROCK_FAMILIES)} (or a single gfx target)")
+    if covered:
+        missing = uncovered_targets(requested, covered)
+        if missing:
+            raise RocmNotFound(
+                f"the TheRock toolkit at {config.rocm_toolkit_path} has device code only for {' '.join(covered)} ({where}), "
+                f"not for requested {' '.join(missing)}: use a tarball of a family that covers them "
+                f"(e.g. {suggest_family(missing)}) or request only covered targets with --//rocm:amdgpu_targets / TF_ROCM_AMDGPU_TARGETS"
+            )
+
+
+def suggest_family(targets: Sequence[str]) -> str:
+    for family, covered in THEROCK_FAMILIES.items():
+        if all(t in covered for t in targets):
+            return family
+    return "one tarball per family"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
