@@ -164,14 +164,21 @@ class LibrarySpec:
     cmake: str | None  # CMake package folder holding <name>-config-version.cmake
     version_header: str | None = None  # relative to the include dir
     version_prefix: str | None = None  # macro prefix in version_header
+    header_paths: tuple[str, ...] = ()  # folders/files under include/ it owns (default: its own folder)
+
+    def owned_headers(self) -> tuple[str, ...]:
+        return self.header_paths or (self.header.split("/")[0],)
 
 
 LIBRARIES = (
-    LibrarySpec("hip", "hip/hip_runtime.h", "libamdhip64", "hip", "hip/hip_version.h", "HIP_VERSION"),
+    LibrarySpec("hip", "hip/hip_runtime.h", "libamdhip64", "hip", "hip/hip_version.h", "HIP_VERSION",
+                ("hip", "hsa", "rocm-core", "amd_comgr")),
     LibrarySpec("hsa-runtime", "hsa/hsa.h", "libhsa-runtime64", "hsa-runtime64"),
     LibrarySpec("rocblas", "rocblas/rocblas.h", "librocblas", "rocblas", "rocblas/internal/rocblas-version.h", "ROCBLAS_VERSION"),
-    LibrarySpec("hipblas", "hipblas/hipblas.h", "libhipblas", "hipblas", "hipblas/hipblas-version.h", "hipblasVersion"),
-    LibrarySpec("hipblaslt", "hipblaslt/hipblaslt.h", "libhipblaslt", "hipblaslt", "hipblaslt-version.h", "HIPBLASLT_VERSION"),
+    LibrarySpec("hipblas", "hipblas/hipblas.h", "libhipblas", "hipblas", "hipblas/hipblas-version.h", "hipblasVersion",
+                ("hipblas", "hipblas-common")),
+    LibrarySpec("hipblaslt", "hipblaslt/hipblaslt.h", "libhipblaslt", "hipblaslt", "hipblaslt-version.h", "HIPBLASLT_VERSION",
+                ("hipblaslt", "hipblaslt-version.h", "hipblaslt-export.h")),
     LibrarySpec("miopen", "miopen/miopen.h", "libMIOpen", "miopen", "miopen/version.h", "MIOPEN_VERSION"),
     LibrarySpec("rccl", "rccl/rccl.h", "librccl", "rccl"),
     LibrarySpec("hipfft", "hipfft/hipfft.h", "libhipfft", "hipfft", "hipfft/hipfft-version.h", "hipfftVersion"),
@@ -193,8 +200,10 @@ class Library:
     version: str | None
     version_source: str | None  # the file the version was read from
     include_dir: str | None  # None: runtime only (no -dev headers installed)
+    headers: list[str]  # header files it owns, relative to include_dir
     library_dir: str | None
-    library: str | None  # the shared library Bazel links against
+    library: str | None  # the shared library found (lib<name>.so when present)
+    soname_file: str | None  # its name as the dynamic loader looks it up, e.g. libamdhip64.so.7
 
 
 @dataclasses.dataclass(frozen=True)
@@ -275,6 +284,41 @@ def find_shared_library(layout: Layout, stem: str) -> Path | None:
     return None
 
 
+def list_headers(include_dir: Path, owned: Sequence[str]) -> list[str]:
+    """Regular files under include_dir/<owned>, relative; symlinked folders are not
+    followed (distributions ship compatibility loops such as include/hsa/hsa -> .)."""
+    out = []
+    for entry in owned:
+        top = include_dir / entry
+        if top.is_file():
+            out.append(entry)
+            continue
+        if not top.is_dir() or top.is_symlink():
+            continue
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d)))
+            for name in sorted(filenames):
+                path = os.path.join(dirpath, name)
+                if os.path.isfile(path):
+                    out.append(os.path.relpath(path, include_dir))
+    return out
+
+
+def soname_file(lib: Path) -> str:
+    """The link in lib.so -> lib.so.N -> lib.so.N.M that carries the soname (lib.so.N)."""
+    name = lib.name
+    for _ in range(8):
+        if not (lib.parent / name).is_symlink():
+            break
+        target = os.readlink(lib.parent / name)
+        if "/" in target or not re.fullmatch(r".*\.so(\.\d+)+", target):
+            break
+        name = target
+        if re.fullmatch(r".*\.so\.\d+", name):
+            break
+    return name
+
+
 def library_version(layout: Layout, spec: LibrarySpec, lib: Path | None, warnings: list[str]) -> tuple[str | None, str | None]:
     if spec.cmake:
         for d in layout.cmake_dirs:
@@ -318,8 +362,10 @@ def find_libraries(layout: Layout, warnings: list[str]) -> dict[str, Library]:
             version=version,
             version_source=source,
             include_dir=str(layout.include_dir) if has_headers else None,
+            headers=list_headers(layout.include_dir, spec.owned_headers()) if has_headers else [],
             library_dir=str(lib.parent) if lib else None,
             library=str(lib) if lib else None,
+            soname_file=soname_file(lib) if lib else None,
         )
     return found
 

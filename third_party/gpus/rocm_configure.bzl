@@ -1,0 +1,235 @@
+"""Repository rules that locate ROCm and generate @local_config_rocm.
+
+`rocm_configure` runs find_rocm_config.py on one toolkit and generates:
+  BUILD.bazel        a cc_library per library found (+ `rocm_headers`, `hip`)
+  build_defs.bzl     if_rocm, is_rocm_configured, rocm_default_copts,
+                     rocm_gpu_architectures, rocm_version_number, rocm_only
+  rocm_config.json   the finder's JSON plus the requested amdgpu targets: the
+                     one record of what this build used (wheel metadata reads it)
+
+Where the toolkit comes from, first match wins:
+  --repo_env=ROCM_PATH=DIR                       an extracted toolkit, /opt/rocm-X, /usr
+  --repo_env=THEROCK_URL=URL (+ THEROCK_SHA256)  a TheRock tarball (URL or file://)
+  rocm.therock(...) / rocm.local(...)            in MODULE.bazel (rocm/extensions.bzl)
+  nothing                                        search $ROCM_PATH, /opt/rocm, /opt/rocm-*, /usr
+
+Nothing is searched unless TF_NEED_ROCM=1 (what --config=rocm sets); without it
+the repository builds nothing ROCm and any ROCm target fails at analysis, saying
+which flag to add.
+"""
+
+# The amdgpu targets JAX's published ROCm wheels are built for.
+DEFAULT_AMDGPU_TARGETS = ["gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201"]
+
+# Every environment variable these rules read; changing one re-runs them, nothing else does.
+ROCM_CONFIGURE_ENVIRON = ["TF_NEED_ROCM", "ROCM_PATH", "TF_ROCM_AMDGPU_TARGETS", "THEROCK_URL", "THEROCK_SHA256", "THEROCK_STRIP_PREFIX"]
+THEROCK_ARCHIVE_ENVIRON = ["THEROCK_URL", "THEROCK_SHA256", "THEROCK_STRIP_PREFIX"]
+
+# Libraries the finder reports (third_party/gpus/find_rocm_config.py LIBRARIES);
+# each becomes a cc_library, unconfigured or not.
+_LIBRARIES = [
+    "hip", "hsa-runtime", "rocblas", "hipblas", "hipblaslt", "miopen", "rccl", "hipfft", "hipsolver",
+    "hipsparse", "hiprand", "rocrand", "rocprim", "hipcub", "roctracer", "rocsolver", "rocsparse", "hipsparselt",
+]
+
+_TEMPLATES = {
+    "build": Label("//third_party/gpus:templates/BUILD.tpl"),
+    "unconfigured": Label("//third_party/gpus:templates/BUILD.unconfigured.tpl"),
+    "build_defs": Label("//third_party/gpus:templates/build_defs.bzl.tpl"),
+    "library": Label("//third_party/gpus:templates/rocm_library.tpl"),
+}
+
+def _target_name(library):
+    return library.replace("-", "_")
+
+def _split_list(value):
+    out = []
+    for part in value.replace(";", ",").replace(" ", ",").split(","):
+        if part.strip():
+            out.append(part.strip())
+    return out
+
+def _truthy(value):
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+def _python(rctx):
+    python = rctx.which("python3")
+    if not python:
+        fail("rocm_configure: python3 was not found on PATH; it runs third_party/gpus/find_rocm_config.py. Install Python 3.11 or newer.")
+    return python
+
+def requested_amdgpu_targets(rctx):
+    value = rctx.getenv("TF_ROCM_AMDGPU_TARGETS", "")
+    return _split_list(value) if value.strip() else DEFAULT_AMDGPU_TARGETS
+
+def _write_unconfigured(rctx, reason, advice):
+    targets = ["rocm_headers"] + [_target_name(n) for n in _LIBRARIES]
+    rctx.template("BUILD.bazel", _TEMPLATES["unconfigured"], {
+        "%{reason}": reason,
+        "%{targets}": "".join(['\nrocm_unconfigured(name = "%s")\n' % t for t in targets]),
+    })
+    rctx.template("build_defs.bzl", _TEMPLATES["build_defs"], {
+        "%{configured}": "False",
+        "%{rocm_version_number}": "0",
+        "%{amdgpu_targets}": repr(requested_amdgpu_targets(rctx)),
+        "%{unconfigured_message}": repr(advice),
+    })
+    rctx.file("rocm_config.json", json.encode_indent({"configured": False, "reason": reason, "advice": advice}) + "\n")
+
+def _toolkit_source(rctx):
+    """(description, path or None for a search, TheRock family) of the toolkit to use."""
+    rocm_path = rctx.getenv("ROCM_PATH", "").strip()
+    therock_url = rctx.getenv("THEROCK_URL", "").strip()
+    if rocm_path and therock_url:
+        fail("rocm_configure: both ROCM_PATH=%s and THEROCK_URL=%s are set; they name two toolkits. Unset one of them (--repo_env=ROCM_PATH= or --repo_env=THEROCK_URL=)." % (rocm_path, therock_url))
+    if rocm_path:
+        return ("ROCM_PATH=" + rocm_path, rocm_path, "")
+    if therock_url or rctx.attr.therock_declared:
+        toolkit = json.decode(rctx.read(rctx.path(rctx.attr.toolkit_archive)))
+        return ("TheRock " + toolkit["url"], toolkit["root"], toolkit["family"])
+    if rctx.attr.local_path:
+        return ("rocm.local(path = %s)" % rctx.attr.local_path, rctx.attr.local_path, "")
+    return ("search of $ROCM_PATH, /opt/rocm, /opt/rocm-*, /usr", None, "")
+
+def _library_stanza(rctx, name, info, linked_headers):
+    srcs = []
+    if info.get("library"):
+        linked = "rocm/lib/" + info["soname_file"]
+        rctx.symlink(info["library"], linked)
+        srcs = [linked]
+    deps = [] if name in ("hip", "hsa-runtime") else [":hip"]
+    hdrs = []
+    for header in info["headers"]:
+        path = "rocm/include/" + header
+        if path not in linked_headers:
+            rctx.symlink(info["include_dir"] + "/" + header, path)
+            linked_headers[path] = True
+        hdrs.append(path)
+    return rctx.read(rctx.path(_TEMPLATES["library"])).replace(
+        "%{name}", _target_name(name),
+    ).replace("%{hdrs}", repr(hdrs)).replace("%{srcs}", repr(srcs)).replace("%{deps}", repr(deps))
+
+def _rocm_configure_impl(rctx):
+    if not _truthy(rctx.getenv("TF_NEED_ROCM", "0")):
+        _write_unconfigured(
+            rctx,
+            reason = "TF_NEED_ROCM is not 1",
+            advice = "add --config=rocm (it sets --repo_env=TF_NEED_ROCM=1); the toolkit comes from ROCM_PATH, THEROCK_URL, or rocm.local()/rocm.therock() in MODULE.bazel",
+        )
+        return
+    description, path, family = _toolkit_source(rctx)
+    targets = requested_amdgpu_targets(rctx)
+    finder = rctx.path(rctx.attr._finder)
+    args = [_python(rctx), finder, "--require-targets", ",".join(targets)]
+    if path:
+        args += ["--rocm-path", path]
+    if family:
+        args += ["--therock-family", family]
+    result = rctx.execute(args, environment = {"ROCM_PATH": ""}, timeout = 300)
+    if result.return_code != 0:
+        fail("rocm_configure: no usable ROCm from %s:\n%s" % (description, result.stderr.strip()))
+    config = json.decode(result.stdout)
+
+    # Re-run when the toolkit's own version files change (an upgrade in place).
+    if hasattr(rctx, "watch"):
+        for watched in (config["rocm_version_source"].split(" (")[0], config["libraries"]["hip"]["version_source"]):
+            if watched and rctx.path(watched).exists:
+                rctx.watch(watched)
+
+    stanzas = []
+    linked_headers = {}  # one symlink per header file: include/ may hold symlink loops
+    for name in sorted(config["libraries"]):
+        stanzas.append(_library_stanza(rctx, name, config["libraries"][name], linked_headers))
+    all_hdrs = sorted(linked_headers.keys())
+    rctx.template("BUILD.bazel", _TEMPLATES["build"], {
+        "%{rocm_version}": config["rocm_version"],
+        "%{layout}": config["layout"],
+        "%{rocm_path}": config["rocm_toolkit_path"],
+        "%{all_hdrs}": repr(all_hdrs),
+        "%{libraries}": "".join(stanzas),
+    })
+    rctx.template("build_defs.bzl", _TEMPLATES["build_defs"], {
+        "%{configured}": "True",
+        "%{rocm_version_number}": str(config["rocm_version_number"]),
+        "%{amdgpu_targets}": repr(targets),
+        "%{unconfigured_message}": "None",
+    })
+    config["configured"] = True
+    config["source"] = description
+    config["amdgpu_targets"] = targets
+    rctx.file("rocm_config.json", json.encode_indent(config) + "\n")
+
+rocm_configure = repository_rule(
+    implementation = _rocm_configure_impl,
+    doc = "Generates @local_config_rocm from one ROCm toolkit (see this file's docstring for the order).",
+    attrs = {
+        "local_path": attr.string(doc = "A toolkit root from rocm.local(path = ...)."),
+        "therock_declared": attr.bool(doc = "Whether MODULE.bazel declared rocm.therock(...)."),
+        "toolkit_archive": attr.label(doc = "toolkit.json of the rocm_toolkit_archive repository."),
+        "_finder": attr.label(default = Label("//third_party/gpus:find_rocm_config.py")),
+    },
+    environ = ROCM_CONFIGURE_ENVIRON,
+    configure = True,
+)
+
+def therock_family(url):
+    """'.../therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz' -> 'gfx94X-dcgpu' ('' if not that scheme)."""
+    name = url.split("/")[-1]
+    prefix = "therock-dist-linux-"
+    if not name.startswith(prefix):
+        return ""
+    parts = name[len(prefix):].split("-")
+    for i, part in enumerate(parts):
+        if i > 0 and part[:1].isdigit():
+            return "-".join(parts[:i])
+    return ""
+
+def _archive_suffix(url):
+    for suffix in (".tar.gz", ".tgz", ".tar.xz", ".tar.zst", ".tar"):
+        if url.endswith(suffix):
+            return suffix
+    fail("rocm_toolkit_archive: %s is not a .tar.gz/.tar.xz/.tar.zst TheRock tarball; give the URL of the tarball itself." % url)
+
+def _rocm_toolkit_archive_impl(rctx):
+    env_url = rctx.getenv("THEROCK_URL", "").strip()
+    if env_url:
+        sha256 = rctx.getenv("THEROCK_SHA256", "").strip()
+        if not sha256:
+            fail("rocm_toolkit_archive: THEROCK_URL=%s is set without THEROCK_SHA256; an unverified toolkit is refused. Add --repo_env=THEROCK_SHA256=<sha256sum of the tarball>." % env_url)
+        urls, strip_prefix, family = [env_url], rctx.getenv("THEROCK_STRIP_PREFIX", ""), ""
+    else:
+        urls, sha256, strip_prefix, family = rctx.attr.urls, rctx.attr.sha256, rctx.attr.strip_prefix, rctx.attr.family
+    rctx.file("BUILD.bazel", 'exports_files(["toolkit.json"])\n')
+    if not urls:
+        rctx.file("toolkit.json", json.encode({"root": None, "url": None, "family": ""}))
+        return
+    urls = [u if "://" in u else "file://" + u for u in urls]
+    family = family or therock_family(urls[0])
+    archive = "archive" + _archive_suffix(urls[0])
+    rctx.report_progress("Downloading TheRock toolkit %s" % urls[0])
+    rctx.download(urls, output = archive, sha256 = sha256)
+    rctx.report_progress("Extracting %s" % urls[0].split("/")[-1])
+    python = rctx.which("python3")
+    if not python:
+        fail("rocm_toolkit_archive: python3 was not found on PATH; it extracts the tarball safely. Install Python 3.12 or newer.")
+    result = rctx.execute(
+        [python, rctx.path(rctx.attr._extractor), "--archive", archive, "--output", "toolkit", "--strip-prefix", strip_prefix],
+        timeout = 3600,
+    )
+    rctx.delete(archive)  # Bazel's repository cache keeps the download
+    if result.return_code != 0:
+        fail("rocm_toolkit_archive: %s\n(from %s; fix the tarball or its strip_prefix)" % (result.stderr.strip(), urls[0]))
+    rctx.file("toolkit.json", json.encode({"root": str(rctx.path("toolkit")), "url": urls[0], "family": family}))
+
+rocm_toolkit_archive = repository_rule(
+    implementation = _rocm_toolkit_archive_impl,
+    doc = "Downloads (sha256-checked, cached) and safely extracts a TheRock tarball; records where in toolkit.json.",
+    attrs = {
+        "urls": attr.string_list(doc = "Mirrors of one tarball (https://, file://, or an absolute path)."),
+        "sha256": attr.string(doc = "SHA-256 of the tarball; required with urls."),
+        "strip_prefix": attr.string(doc = "Directory inside the tarball that is the toolkit root."),
+        "family": attr.string(doc = "TheRock amdgpu family; default: parsed from the file name."),
+        "_extractor": attr.label(default = Label("//third_party/gpus:extract_archive.py")),
+    },
+    environ = THEROCK_ARCHIVE_ENVIRON,
+)
