@@ -44,6 +44,8 @@ def extract(archive: Path, output: Path, strip_prefix: str = "") -> int:
 
     def safe(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
         nonlocal count
+        if member.name.startswith("/"):  # the data filter would silently make it relative
+            raise UnsafeArchive(f"{member.name}: absolute path in archive")
         name = strip(member.name, strip_prefix)
         if name is None or name == "":
             return None

@@ -106,7 +106,7 @@ def clang_version(output: str) -> str | None:
 def amdgpu_processors(output: str) -> list[str]:
     """Processor names in `clang --target=amdgcn-amd-amdhsa --print-supported-cpus`."""
     names = re.findall(r"^\s+(gfx[0-9a-z]+(?:-[0-9a-z]+)*)\s*$", output, re.M)
-    return sorted(set(names), key=lambda n: (not n[3].isdigit(), n))
+    return sorted(set(names), key=lambda n: (n.endswith("-generic"), n))  # processors, then generic targets
 
 
 # --------------------------------------------------------------------------

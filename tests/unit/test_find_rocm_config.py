@@ -1,0 +1,277 @@
+"""find_rocm_config.py and extract_archive.py against synthetic toolkits and hostile input.
+
+The synthetic trees hold the files each layout really installs (version
+headers, CMake version files, library symlink chains) with made-up contents;
+their `clang` is a small script that answers --version and
+--print-supported-cpus the way clang 22 does. The real toolkit is exercised
+in tests/bazel/test_rocm_configure.py.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tests.conftest import CHECKOUT, load_module
+
+pytestmark = pytest.mark.unit
+
+finder = load_module("find_rocm_config", CHECKOUT / "third_party/gpus/find_rocm_config.py")
+extractor = load_module("extract_archive", CHECKOUT / "third_party/gpus/extract_archive.py")
+
+FAKE_CLANG = """#!/bin/sh
+case "$*" in
+  *--print-supported-cpus*) printf 'clang version {v}\\nTarget: amdgcn-amd-amdhsa\\nAvailable CPUs for this target:\\n\\n\\tgfx1100\\n\\tgfx90a\\n\\tgfx942\\n\\tgfx950\\n\\tgfx9-4-generic\\n\\ttahiti\\n\\nUse -mcpu or -mtune to specify the target.\\n' >&2 ;;
+  *--version*) echo "clang version {v} (fake)" ;;
+esac
+"""
+
+
+def write(path: Path, text: str = "") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def shared_library(libdir: Path, stem: str, version: str) -> None:
+    """lib.so -> lib.so.MAJOR -> lib.so.FULL, as packages install them."""
+    major = version.split(".")[0]
+    write(libdir / f"{stem}.so.{version}", "ELF")
+    os.symlink(f"{stem}.so.{version}", libdir / f"{stem}.so.{major}")
+    os.symlink(f"{stem}.so.{major}", libdir / f"{stem}.so")
+
+
+def hip_headers(include: Path, version: str = "7.2.53211") -> None:
+    major, minor, patch = version.split(".")
+    write(include / "hip/hip_runtime.h", "#pragma once\n")
+    write(include / "hip/hip_version.h",
+          f"#define HIP_VERSION_H\n\n#define HIP_VERSION_MAJOR {major}\n#define HIP_VERSION_MINOR {minor}\n#define HIP_VERSION_PATCH {patch}\n")
+    write(include / "hsa/hsa.h", "#pragma once\n")
+
+
+def clang(path: Path, version: str = "22.1.8") -> Path:
+    write(path, FAKE_CLANG.format(v=version))
+    path.chmod(0o755)
+    return path
+
+
+def make_multiarch(root: Path) -> Path:
+    inc, lib = root / "include", root / "lib/x86_64-linux-gnu"
+    hip_headers(inc)
+    write(inc / "rocm-core/rocm_version.h", "#define ROCM_VERSION_MAJOR   7\n#define ROCM_VERSION_MINOR   2\n#define ROCM_VERSION_PATCH   4\n")
+    os.symlink(".", inc / "hsa" / "hsa")  # the loop Debian really ships
+    shared_library(lib, "libamdhip64", "7.2.53211")
+    write(lib / "cmake/hip/hip-config-version.cmake", 'set(PACKAGE_VERSION "7.2.53211")\n')
+    write(inc / "rocblas/rocblas.h")
+    write(inc / "rocblas/internal/rocblas-version.h", "#define ROCBLAS_VERSION_MAJOR 5\n#define ROCBLAS_VERSION_MINOR 2\n#define ROCBLAS_VERSION_PATCH 0\n")
+    shared_library(lib, "librocblas", "5.2")
+    shared_library(lib, "librocsolver", "0.7")  # runtime only: no headers
+    os.unlink(lib / "librocsolver.so")
+    write(inc / "rocprim/rocprim.hpp")
+    write(inc / "rocprim/rocprim_version.hpp", "#define ROCPRIM_VERSION_MAJOR 4\n#define ROCPRIM_VERSION_MINOR 2\n#define ROCPRIM_VERSION_PATCH 0\n")
+    clang(root / "lib/llvm-22/bin/clang")
+    write(root / "lib/llvm-22/lib/clang/22/amdgcn/bitcode/ocml.bc")
+    clang(root / "lib/llvm-19/bin/clang", "19.1.0")
+    return root
+
+
+def make_opt_rocm(root: Path, info: str = "6.4.3-128\n") -> Path:
+    hip_headers(root / "include", "6.4.43483")
+    write(root / ".info/version", info)
+    shared_library(root / "lib", "libamdhip64", "6.4.60403")
+    clang(root / "llvm/bin/clang", "19.0.0")
+    write(root / "amdgcn/bitcode/ocml.bc")
+    write(root / "bin/hipcc", "#!/bin/sh\n").chmod(0o755)
+    return root
+
+
+def make_therock(root: Path, dist_targets: str | None = "gfx942") -> Path:
+    hip_headers(root / "include", "7.10.25464")
+    write(root / "share/therock/therock_manifest.json",
+          json.dumps({"the_rock_commit": "abc123", "rocm_version": "7.10.0", "rocm_package_version": "7.10.0a20251120"}))
+    if dist_targets is not None:
+        write(root / "share/therock/dist_info.json", json.dumps({"dist_amdgpu_targets": dist_targets}))
+    shared_library(root / "lib", "libamdhip64", "7.10.25464")
+    (root / "lib/rocm_sysdeps/lib").mkdir(parents=True)
+    clang(root / "lib/llvm/bin/clang", "20.0.0")
+    write(root / "lib/llvm/amdgcn/bitcode/ocml.bc")
+    return root
+
+
+def test_multiarch_layout(tmp_path):
+    config = finder.find_rocm_config(make_multiarch(tmp_path / "usr"))
+    assert (config.layout, config.rocm_version, config.rocm_version_number) == ("multiarch", "7.2.4", 70204)
+    assert config.rocm_version_source.endswith("rocm-core/rocm_version.h")
+    assert config.hip_version == "7.2.53211"
+    assert config.clang_path.endswith("lib/llvm-22/bin/clang") and config.clang_version == "22.1.8"
+    assert config.device_libs_path.endswith("lib/llvm-22/lib/clang/22/amdgcn/bitcode")
+    assert config.amdgpu_targets_supported[:4] == ["gfx1100", "gfx90a", "gfx942", "gfx950"]
+    assert "tahiti" not in config.amdgpu_targets_supported and "gfx9-4-generic" in config.amdgpu_targets_supported
+    libs = config.libraries
+    assert libs["hip"].version == "7.2.53211" and libs["hip"].version_source.endswith("hip-config-version.cmake")
+    assert libs["hip"].soname_file == "libamdhip64.so.7"
+    assert "hsa/hsa.h" in libs["hip"].headers and not any("hsa/hsa/" in h for h in libs["hip"].headers)
+    assert (libs["rocblas"].version, libs["rocblas"].soname_file) == ("5.2.0", "librocblas.so.5")
+    assert libs["rocsolver"].version == "0.7" and libs["rocsolver"].include_dir is None
+    assert libs["rocprim"].library is None and libs["rocprim"].version == "4.2.0"
+    assert "miopen" not in libs
+
+
+def test_opt_rocm_layout_reads_info_version(tmp_path):
+    config = finder.find_rocm_config(make_opt_rocm(tmp_path / "rocm-6.4.3"))
+    assert (config.layout, config.rocm_version, config.rocm_version_number) == ("opt_rocm", "6.4.3", 60403)
+    assert config.libraries["hip"].version == "6.4.43483"  # hip_version.h: no CMake files in this tree
+    assert config.libraries["hip"].version_source.endswith("include/hip/hip_version.h")
+    assert config.hipcc_path.endswith("bin/hipcc")
+
+
+def test_version_never_comes_from_the_folder_name(tmp_path):
+    root = make_opt_rocm(tmp_path / "rocm-9.9.9", info="6.4.1-77\n")
+    assert finder.find_rocm_config(root).rocm_version == "6.4.1"
+
+
+def test_therock_layout_and_target_coverage(tmp_path):
+    config = finder.find_rocm_config(make_therock(tmp_path / "therock"))
+    assert (config.layout, config.rocm_version, config.rocm_version_number) == ("therock", "7.10.0a20251120", 71000)
+    assert config.therock["dist_amdgpu_targets"] == ["gfx942"]
+    finder.check_targets(config, ["gfx942", "gfx9-4-generic"], "")
+    with pytest.raises(finder.RocmNotFound, match=r"device code only for gfx942 .*not for requested gfx1100"):
+        finder.check_targets(config, ["gfx942", "gfx1100"], "")
+    with pytest.raises(finder.RocmNotFound, match=r"gfx1201 unknown to .*clang"):
+        finder.check_targets(config, ["gfx1201"], "")
+
+
+def test_therock_family_from_file_name_when_no_dist_info(tmp_path):
+    config = finder.find_rocm_config(make_therock(tmp_path / "t", dist_targets=None))
+    url = "https://rocm.nightlies.amd.com/tarball/therock-dist-linux-gfx110X-all-7.10.0a20251120.tar.gz"
+    family = finder.therock_family_from_url(url)
+    assert family == "gfx110X-all"
+    finder.check_targets(config, ["gfx1100"], family)
+    with pytest.raises(finder.RocmNotFound, match=r"e\.g\. gfx94X-dcgpu"):
+        finder.check_targets(config, ["gfx942"], family)
+
+
+@pytest.mark.parametrize("remove, message", [
+    ("include/hip/hip_version.h", "HIP headers not found .* searched .*hip_version.h; install"),
+    ("lib/x86_64-linux-gnu/libamdhip64.so*", "libamdhip64 not found: searched .*x86_64-linux-gnu; install"),
+    ("lib/llvm-*", "no clang with the AMDGPU backend: tried .*install"),
+    ("include/rocm-core", "cannot tell which ROCm release .*rocm_version.h; install rocm-core"),
+])
+def test_missing_requirements_say_what_was_searched(tmp_path, remove, message):
+    root = make_multiarch(tmp_path / "usr")
+    for path in root.glob(remove):
+        subprocess.run(["rm", "-rf", str(path)], check=True)
+    with pytest.raises(finder.RocmNotFound, match=message):
+        finder.find_rocm_config(root)
+
+
+def test_cli_error_is_one_line_and_nonzero(tmp_path):
+    result = subprocess.run([sys.executable, str(CHECKOUT / "third_party/gpus/find_rocm_config.py"), "--rocm-path", str(tmp_path)],
+                            capture_output=True, text=True)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "is not a ROCm toolkit" in result.stderr
+
+
+def test_cli_json_has_the_promised_keys(tmp_path):
+    root = make_multiarch(tmp_path / "usr")
+    out = subprocess.run([sys.executable, str(CHECKOUT / "third_party/gpus/find_rocm_config.py"), "--rocm-path", str(root)],
+                         capture_output=True, text=True, check=True).stdout
+    data = json.loads(out)
+    for key in ("rocm_toolkit_path", "layout", "rocm_version", "rocm_version_number", "hip_version", "clang_path",
+                "clang_version", "hipcc_path", "device_libs_path", "amdgpu_targets_supported", "libraries"):
+        assert key in data
+    assert set(data["libraries"]["rocblas"]) >= {"version", "include_dir", "library_dir", "library"}
+
+
+# ---- fuzzing: garbage never crashes the parsers ---------------------------
+
+garbage = st.text(alphabet=st.characters(codec="utf-8"), max_size=200)
+
+
+@given(garbage)
+@settings(max_examples=300, deadline=None)
+def test_version_parsers_are_total(text):
+    for parse in (finder.parse_dotted, finder.info_version, finder.cmake_package_version, finder.clang_version):
+        parse(text)
+    finder.version_from_macros(finder.header_macros(text, "HIP_VERSION"))
+    finder.soname_version(text, "libamdhip64")
+    finder.amdgpu_processors(text)
+    finder.therock_family_from_url(text)
+
+
+@given(garbage)
+@settings(max_examples=60, deadline=None)
+def test_garbage_version_files_are_reported_not_fatal(tmp_path_factory, text):
+    root = make_opt_rocm(tmp_path_factory.mktemp("r"), info=text)
+    write(root / "include/rocm-core/rocm_version.h", "#define ROCM_VERSION_MAJOR 6\n#define ROCM_VERSION_MINOR 4\n#define ROCM_VERSION_PATCH 3\n")
+    config = finder.find_rocm_config(root)
+    if finder.info_version(text) is None:
+        assert config.rocm_version == "6.4.3"
+        assert any(".info/version" in w for w in config.warnings)
+    else:
+        assert config.rocm_version == finder.info_version(text)
+
+
+@given(st.tuples(st.integers(0, 99), st.integers(0, 99), st.integers(0, 99)))
+def test_version_number_matches_xla_encoding(v):
+    assert finder.version_number(v) == v[0] * 10000 + v[1] * 100 + v[2]
+    assert finder.parse_dotted(".".join(map(str, v))) == v
+
+
+# ---- the tarball extractor -------------------------------------------------
+
+
+def tarball(path: Path, entries) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for name, kind, data in entries:
+            info = tarfile.TarInfo(name)
+            if kind == "file":
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+            elif kind == "symlink":
+                info.type, info.linkname = tarfile.SYMTYPE, data
+                tar.addfile(info)
+            elif kind == "dir":
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+    return path
+
+
+GOOD = [("rock/lib", "dir", None), ("rock/lib/libx.so.1", "file", b"x"), ("rock/lib/libx.so", "symlink", "libx.so.1")]
+
+
+def test_extract_strips_prefix_and_keeps_inner_links(tmp_path):
+    out = tmp_path / "out"
+    assert extractor.extract(tarball(tmp_path / "t.tar.gz", GOOD), out, "rock") == 3
+    assert (out / "lib/libx.so").read_text() == "x" and os.readlink(out / "lib/libx.so") == "libx.so.1"
+
+
+@pytest.mark.parametrize("bad, why", [
+    (("rock/../../evil", "file", b"!"), "outside"),
+    (("/etc/evil", "file", b"!"), "absolute|outside"),
+    (("rock/lib/escape", "symlink", "../../../../etc/passwd"), "outside"),
+    (("rock/lib/abs", "symlink", "/etc/passwd"), "absolute|outside"),
+])
+def test_extract_refuses_escaping_entries_and_leaves_nothing(tmp_path, bad, why):
+    out = tmp_path / "out"
+    with pytest.raises(extractor.UnsafeArchive, match=why):
+        extractor.extract(tarball(tmp_path / "t.tar.gz", GOOD + [bad]), out)
+    assert not out.exists()
+    assert not (tmp_path.parent / "evil").exists()
+
+
+def test_extract_refuses_a_truncated_archive(tmp_path):
+    whole = tarball(tmp_path / "t.tar.gz", GOOD + [("rock/big", "file", os.urandom(200_000))]).read_bytes()
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(extractor.UnsafeArchive, match="not a complete"):
+        extractor.extract(cut, tmp_path / "out", "rock")
+    assert not (tmp_path / "out").exists()
