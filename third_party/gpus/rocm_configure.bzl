@@ -219,7 +219,11 @@ def _rocm_toolkit_archive_impl(rctx):
     rctx.delete(archive)  # Bazel's repository cache keeps the download
     if result.return_code != 0:
         fail("rocm_toolkit_archive: %s\n(from %s; fix the tarball or its strip_prefix)" % (result.stderr.strip(), urls[0]))
-    rctx.file("toolkit.json", json.encode({"root": str(rctx.path("toolkit")), "url": urls[0], "family": family}))
+    root = rctx.path("toolkit")
+    entries = root.readdir()
+    if not strip_prefix and len(entries) == 1 and entries[0].is_dir:
+        root = entries[0]  # a tarball with one top-level folder: that folder is the toolkit
+    rctx.file("toolkit.json", json.encode({"root": str(root), "url": urls[0], "family": family}))
 
 rocm_toolkit_archive = repository_rule(
     implementation = _rocm_toolkit_archive_impl,

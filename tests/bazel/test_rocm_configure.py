@@ -1,0 +1,164 @@
+"""@local_config_rocm from the real Debian ROCm 7.2.4 and from a TheRock-layout tarball over HTTP."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CHECKOUT
+
+pytestmark = pytest.mark.bazel
+
+REPO = "_main~rocm~local_config_rocm"
+
+
+def rocm_config(in_sandbox) -> dict:
+    base = in_sandbox("bazel", "info", "output_base").stdout.strip()
+    return json.loads(in_sandbox("cat", f"{base}/external/{REPO}/rocm_config.json").stdout)
+
+
+def test_finder_reports_the_real_debian_rocm(in_sandbox):
+    data = json.loads(in_sandbox("python3", "third_party/gpus/find_rocm_config.py", "--rocm-path", "/usr").stdout)
+    assert (data["layout"], data["rocm_version"], data["rocm_version_number"]) == ("multiarch", "7.2.4", 70204)
+    assert data["hip_version"] == "7.2.53211"
+    assert re.fullmatch(r"22\.\d+\.\d+", data["clang_version"])
+    assert {"gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201"} <= set(data["amdgpu_targets_supported"])
+    # Every library whose package installed a CMake version file is found, with that version.
+    cmake_versions = in_sandbox("sh", "-c", "grep -H 'set(PACKAGE_VERSION' /usr/lib/x86_64-linux-gnu/cmake/*/*-config-version.cmake").stdout
+    expected = {}
+    for line in cmake_versions.splitlines():
+        m = re.search(r"cmake/([^/]+)/.*PACKAGE_VERSION \"(\d[^\"]*)\"", line)
+        if m:  # skips computed versions such as "${...}"
+            expected[m.group(1)] = m.group(2)
+    names = {"hip": "hip", "hsa-runtime64": "hsa-runtime", "rocblas": "rocblas", "hipblas": "hipblas", "hipblaslt": "hipblaslt",
+             "miopen": "miopen", "rccl": "rccl", "hipfft": "hipfft", "hipsolver": "hipsolver", "hipsparse": "hipsparse",
+             "hiprand": "hiprand", "rocrand": "rocrand"}
+    checked = 0
+    for cmake_name, lib in names.items():
+        if cmake_name in expected:
+            assert data["libraries"][lib]["version"] == expected[cmake_name], lib
+            assert Path(data["libraries"][lib]["library"]).name.startswith("lib")
+            checked += 1
+    assert checked >= 12, f"only {checked} libraries cross-checked: is the sandbox's ROCm 'full'?"
+    assert data["libraries"]["rocprim"]["version"] == "4.2.0"
+
+
+def test_hip_links_and_runs_with_config_rocm(in_sandbox):
+    result = in_sandbox("bazel", "test", "--config=rocm", "--test_output=all", "//tests/rocm:hip_runtime_link_test")
+    out = result.stdout + result.stderr
+    assert "1 test passes" in out
+    assert re.search(r"HIP runtime \d+ \(header 7\.2\): hipGetDeviceCount -> hipErrorNoDevice", out), out
+    config = rocm_config(in_sandbox)
+    assert config["configured"] and config["rocm_version"] == "7.2.4" and config["source"].startswith("search")
+    assert config["amdgpu_targets"][:3] == ["gfx908", "gfx90a", "gfx942"]
+
+
+def test_without_config_rocm_nothing_rocm_builds_and_asking_says_which_flag(in_sandbox):
+    assert "Build completed successfully" in in_sandbox("bazel", "build", "//...").stderr
+    config = rocm_config(in_sandbox)
+    assert config == {"configured": False, "reason": "TF_NEED_ROCM is not 1", "advice": config["advice"]}
+    asked = in_sandbox("bazel", "build", "//tests/rocm:hip_runtime_link_test", check=False)
+    assert asked.returncode != 0 and "ROCm_is_not_configured__build_with_--config=rocm" in asked.stderr
+    lib = in_sandbox("bazel", "build", "@local_config_rocm//:rocblas", check=False)
+    assert lib.returncode != 0 and "add --config=rocm" in lib.stderr
+
+
+def test_changing_amdgpu_targets_reconfigures(in_sandbox):
+    in_sandbox("bazel", "build", "--config=rocm", "--repo_env=TF_ROCM_AMDGPU_TARGETS=gfx942,gfx1100", "@local_config_rocm//:hip")
+    assert rocm_config(in_sandbox)["amdgpu_targets"] == ["gfx942", "gfx1100"]
+    bad = in_sandbox("bazel", "build", "--config=rocm", "--repo_env=TF_ROCM_AMDGPU_TARGETS=gfx942,gfx9999", "@local_config_rocm//:hip", check=False)
+    assert bad.returncode != 0 and "gfx9999 unknown to /usr/lib/llvm-22/bin/clang" in bad.stderr
+
+
+# ---- a TheRock-layout tarball, served over loopback HTTP --------------------
+
+# Built from the sandbox's own ROCm files (the real libamdhip64 and headers); its
+# manifest and dist_info are written by the test, and lib/llvm/bin/clang is a
+# two-line script that runs the sandbox's clang, to keep the tarball small.
+MAKE_TARBALL = r"""
+set -e
+d=$(mktemp -d); r=$d/therock
+mkdir -p $r/include $r/lib/llvm/bin $r/lib/llvm/amdgcn/bitcode $r/lib/rocm_sysdeps/lib $r/share/therock $r/bin
+cp -a /usr/include/hip /usr/include/hsa /usr/include/rocm-core $r/include/
+rm -f $r/include/hsa/hsa
+cp -a /usr/lib/x86_64-linux-gnu/libamdhip64.so* $r/lib/
+cp /usr/lib/llvm-22/lib/clang/22/amdgcn/bitcode/ocml.bc $r/lib/llvm/amdgcn/bitcode/
+printf '#!/bin/sh\nexec /usr/lib/llvm-22/bin/clang "$@"\n' > $r/lib/llvm/bin/clang; chmod +x $r/lib/llvm/bin/clang
+echo '{"the_rock_commit": "test-fixture", "rocm_version": "7.2.4", "rocm_package_version": "7.2.4a20261122"}' > $r/share/therock/therock_manifest.json
+echo '{"dist_amdgpu_targets": "gfx942;gfx950"}' > $r/share/therock/dist_info.json
+tar -C $d -czf "$1" therock
+rm -rf $d
+"""
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    def do_GET(self):  # /truncated/<file>: promise the whole file, send half of it
+        if self.path.startswith("/truncated/"):
+            data = (Path(self.directory) / self.path.split("/")[-1]).read_bytes()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[: len(data) // 2])
+            self.close_connection = True
+            return
+        super().do_GET()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def therock_server(sandbox_root, tmp_path_factory):
+    from tests.conftest import sandbox
+
+    www = tmp_path_factory.mktemp("www")
+    name = "therock-dist-linux-gfx94X-dcgpu-7.2.4a20261122.tar.gz"
+    script = www / "make.sh"
+    script.write_text(MAKE_TARBALL)
+    sandbox("run", "--", "sh", str(script), str(www / name))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), lambda *a: _Handler(*a, directory=str(www)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield {
+        "url": f"http://127.0.0.1:{server.server_port}/{name}",
+        "truncated": f"http://127.0.0.1:{server.server_port}/truncated/{name}",
+        "sha256": hashlib.sha256((www / name).read_bytes()).hexdigest(),
+        "server": server,
+    }
+    server.shutdown()
+
+
+def therock_build(in_sandbox, url, sha256, targets="gfx942", check=True):
+    return in_sandbox("bazel", "build", "--config=rocm", f"--repo_env=THEROCK_URL={url}", f"--repo_env=THEROCK_SHA256={sha256}",
+                      f"--repo_env=TF_ROCM_AMDGPU_TARGETS={targets}", "//tests/rocm:hip_runtime_link_test", check=check)
+
+
+def test_therock_tarball_wrong_sha256_and_truncation_fail_cleanly(in_sandbox, therock_server):
+    wrong = therock_build(in_sandbox, therock_server["url"], "0" * 64, check=False)
+    assert wrong.returncode != 0 and "Checksum was" in wrong.stderr and therock_server["sha256"] in wrong.stderr
+    cut = therock_build(in_sandbox, therock_server["truncated"], therock_server["sha256"], check=False)
+    assert cut.returncode != 0 and "rocm_toolkit_archive" in cut.stderr
+    no_sha = in_sandbox("bazel", "build", "--config=rocm", f"--repo_env=THEROCK_URL={therock_server['url']}",
+                        "@local_config_rocm//:hip", check=False)
+    assert no_sha.returncode != 0 and "without THEROCK_SHA256" in no_sha.stderr
+
+
+def test_therock_tarball_builds_checks_family_and_is_cached(in_sandbox, therock_server):
+    therock_build(in_sandbox, therock_server["url"], therock_server["sha256"])
+    config = rocm_config(in_sandbox)
+    assert (config["layout"], config["rocm_version"], config["rocm_version_number"]) == ("therock", "7.2.4a20261122", 70204)
+    assert config["therock"]["dist_amdgpu_targets"] == ["gfx942", "gfx950"]
+    assert "/_main~rocm~rocm_toolkit_archive/toolkit" in config["rocm_toolkit_path"]
+    outside = therock_build(in_sandbox, therock_server["url"], therock_server["sha256"], targets="gfx942,gfx1100", check=False)
+    assert outside.returncode != 0 and "device code only for gfx942 gfx950" in outside.stderr and "gfx110X" in outside.stderr
+    # A second clean build downloads nothing: the server is gone, the repository cache answers.
+    therock_server["server"].shutdown()
+    in_sandbox("bazel", "clean", "--expunge")
+    therock_build(in_sandbox, therock_server["url"], therock_server["sha256"])
+    assert rocm_config(in_sandbox)["layout"] == "therock"
