@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Benchmark: ROCm finder run time, and how often Bazel re-runs rocm_configure.
+
+    python3 tools/bench_find_rocm.py [--runs 10]
+
+Runs inside the sandbox against its real ROCm (/usr). Prints:
+  - the finder's mean wall time over --runs runs, and its ratio to a bare
+    `python3 -c pass` measured in the same run (the interpreter's own floor);
+  - the number of times @local_config_rocm was re-generated across two identical
+    builds (want 0) and after changing TF_ROCM_AMDGPU_TARGETS (want 1), read
+    from the repository's marker file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+INNER = r"""
+import json, os, statistics, subprocess, sys, time
+runs = int(sys.argv[1])
+
+def timed(argv):
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter(); subprocess.run(argv, check=True, capture_output=True); times.append(time.perf_counter() - t0)
+    return statistics.mean(times)
+
+floor = timed([sys.executable, "-c", "pass"])
+finder = timed([sys.executable, "third_party/gpus/find_rocm_config.py", "--rocm-path", "/usr"])
+print(f"finder:  {finder * 1000:.0f} ms mean over {runs} runs; python3 -c pass: {floor * 1000:.0f} ms; ratio {finder / floor:.1f}x")
+
+def bazel(*args):
+    subprocess.run(["bazel", *args], check=True, capture_output=True)
+
+base = subprocess.run(["bazel", "info", "output_base"], check=True, capture_output=True, text=True).stdout.strip()
+marker = os.path.join(base, "external", "@_main~rocm~local_config_rocm.marker")
+def stamp():
+    return os.stat(marker).st_mtime_ns if os.path.exists(marker) else None
+
+bazel("build", "--config=rocm", "@local_config_rocm//:hip")
+first = stamp()
+bazel("build", "--config=rocm", "@local_config_rocm//:hip")
+second = stamp()
+bazel("build", "--config=rocm", "--repo_env=TF_ROCM_AMDGPU_TARGETS=gfx942", "@local_config_rocm//:hip")
+third = stamp()
+print(f"re-runs across two identical builds: {int(first != second)} (want 0)")
+print(f"re-runs after changing TF_ROCM_AMDGPU_TARGETS: {int(second != third)} (want 1)")
+"""
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--runs", type=int, default=10)
+    args = p.parse_args()
+    return subprocess.run([sys.executable, str(CHECKOUT / "tools/sandbox.py"), "run", "--", "python3", "-c", INNER, str(args.runs)],
+                          cwd=CHECKOUT).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
