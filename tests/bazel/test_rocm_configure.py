@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import io
 import json
+import tarfile
 import re
 import threading
 from pathlib import Path
@@ -125,8 +127,21 @@ def therock_server(sandbox_root, tmp_path_factory):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), lambda *a: _Handler(*a, directory=str(www)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    for kind, entry in (("dotdot", "therock/../../escaped"), ("absolute", "/tmp/escaped"), ("symlink", "therock/lib/escape")):
+        with tarfile.open(www / f"evil-{kind}.tar.gz", "w:gz") as tar:
+            ok = tarfile.TarInfo("therock/include/ok.h")
+            ok.size = 1
+            tar.addfile(ok, io.BytesIO(b"x"))
+            bad = tarfile.TarInfo(entry)
+            if kind == "symlink":
+                bad.type, bad.linkname = tarfile.SYMTYPE, "../../../../../etc"
+                tar.addfile(bad)
+            else:
+                bad.size = 1
+                tar.addfile(bad, io.BytesIO(b"!"))
     yield {
-        "url": f"http://127.0.0.1:{server.server_port}/{name}",
+        "www": www,
+        "base": f"http://127.0.0.1:{server.server_port}",
         "truncated": f"http://127.0.0.1:{server.server_port}/truncated/{name}",
         "sha256": hashlib.sha256((www / name).read_bytes()).hexdigest(),
         "server": server,
@@ -147,6 +162,17 @@ def test_therock_tarball_wrong_sha256_and_truncation_fail_cleanly(in_sandbox, th
     no_sha = in_sandbox("bazel", "build", "--config=rocm", f"--repo_env=THEROCK_URL={therock_server['url']}",
                         "@local_config_rocm//:hip", check=False)
     assert no_sha.returncode != 0 and "without THEROCK_SHA256" in no_sha.stderr
+
+
+@pytest.mark.parametrize("kind", ["dotdot", "absolute", "symlink"])
+def test_therock_tarball_with_escaping_entries_is_refused(in_sandbox, therock_server, kind):
+    archive = therock_server["www"] / f"evil-{kind}.tar.gz"
+    url = f"{therock_server['base']}/{archive.name}"
+    result = therock_build(in_sandbox, url, hashlib.sha256(archive.read_bytes()).hexdigest(), check=False)
+    assert result.returncode != 0, result.stderr[-2000:]
+    assert re.search(r"rocm_toolkit_archive: extract_archive: refused archive\.tar\.gz: .*(outside the destination|absolute path)", result.stderr)
+    assert f"(from {url}; fix the tarball" in result.stderr
+    assert not Path("/tmp/escaped").exists()
 
 
 def test_therock_tarball_builds_checks_family_and_is_cached(in_sandbox, therock_server):
