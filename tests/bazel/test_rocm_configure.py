@@ -142,6 +142,7 @@ def therock_server(sandbox_root, tmp_path_factory):
     yield {
         "www": www,
         "base": f"http://127.0.0.1:{server.server_port}",
+        "url": f"http://127.0.0.1:{server.server_port}/{name}",
         "truncated": f"http://127.0.0.1:{server.server_port}/truncated/{name}",
         "sha256": hashlib.sha256((www / name).read_bytes()).hexdigest(),
         "server": server,
