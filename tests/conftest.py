@@ -49,13 +49,12 @@ def sandbox(*args: str, check: bool = True, **kwargs) -> subprocess.CompletedPro
 
 
 @pytest.fixture(scope="session")
-def sandbox_root(request: pytest.FixtureRequest) -> Path:
+def sandbox_root(request: pytest.FixtureRequest, sandbox_module) -> Path:
     """The real sandbox root (built on first use: about 2 minutes cold)."""
     # Let ensure's progress lines reach the terminal: a cold build is long.
     with request.config.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
         sandbox("ensure", f"--rocm={TEST_ROCM_PROFILE}", capture_output=False)
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jax-rocm-build"
-    root = (cache / "sandbox" / "current").resolve()
+    root = sandbox_module.Paths.default().current.resolve()
     assert root.is_dir(), f"ensure succeeded but {root} is missing"
     return root
 

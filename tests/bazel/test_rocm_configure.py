@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT
+from tests.conftest import sandbox
 
 pytestmark = pytest.mark.bazel
 
@@ -117,8 +117,6 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def therock_server(sandbox_root, tmp_path_factory):
-    from tests.conftest import sandbox
-
     www = tmp_path_factory.mktemp("www")
     name = "therock-dist-linux-gfx94X-dcgpu-7.2.4a20261122.tar.gz"
     script = www / "make.sh"

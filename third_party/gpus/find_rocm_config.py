@@ -351,9 +351,7 @@ def find_libraries(layout: Layout, warnings: list[str]) -> dict[str, Library]:
     for spec in LIBRARIES:
         has_headers = (layout.include_dir / spec.header).is_file()
         lib = find_shared_library(layout, spec.lib) if spec.lib else None
-        if not has_headers and lib is None:
-            continue
-        if spec.lib is None and not has_headers:
+        if not has_headers and lib is None:  # header-only libraries have lib None: headers decide
             continue
         version, source = library_version(layout, spec, lib, warnings)
         if version is None:
