@@ -86,8 +86,12 @@ BASE = Layer(
         "file",
         "zstd",
         "xz-utils",
+        # The loopback remote-execution cluster of the rbe test tier: BuildGrid
+        # (from PyPI) keeps its state in PostgreSQL; buildbox is the worker side.
+        "postgresql",
+        "buildbox",
     ),
-    probes=("usr/bin/bazel", "usr/bin/python3", "usr/bin/git", "usr/bin/gcc"),
+    probes=("usr/bin/bazel", "usr/bin/python3", "usr/bin/git", "usr/bin/gcc", "usr/bin/buildbox-casd", "usr/bin/buildbox-worker"),
 )
 ROCM_MINIMAL = Layer(
     name="rocm-minimal",
@@ -771,6 +775,10 @@ def configure_root(root: Path, paths: Paths, mirror: str) -> None:
     (root / "etc/apt/apt.conf.d/90jax-rocm-sandbox").write_text(APT_CONF)
     (root / "etc/dpkg/dpkg.cfg.d").mkdir(parents=True, exist_ok=True)
     (root / "etc/dpkg/dpkg.cfg.d/90jax-rocm-sandbox").write_text(DPKG_CONF)
+    # Packages with services (postgresql) must not start them while installing.
+    policy = root / "usr/sbin/policy-rc.d"
+    policy.write_text("#!/bin/sh\n# Written by tools/sandbox.py: never start services in the sandbox root.\nexit 101\n")
+    policy.chmod(0o755)
 
 
 def install_spec(root: Path, paths: Paths, layer: Layer) -> Enter:

@@ -39,6 +39,11 @@ _TEMPLATES = {
     "library": Label("//third_party/gpus:templates/rocm_library.tpl"),
 }
 
+_TOOLCHAIN = {
+    "%{toolchain_bzl}": str(Label("//rocm/private:toolchain.bzl")),
+    "%{toolchain_type}": str(Label("//rocm:toolchain_type")),
+}
+
 def _target_name(library):
     return library.replace("-", "_")
 
@@ -67,11 +72,15 @@ def _write_unconfigured(rctx, reason, advice):
     rctx.template("BUILD.bazel", _TEMPLATES["unconfigured"], {
         "%{reason}": reason,
         "%{targets}": "".join(['\nrocm_unconfigured(name = "%s")\n' % t for t in targets]),
-    })
+        "%{advice}": repr(advice),
+    } | _TOOLCHAIN)
     rctx.template("build_defs.bzl", _TEMPLATES["build_defs"], {
         "%{configured}": "False",
         "%{rocm_version_number}": "0",
         "%{amdgpu_targets}": repr(requested_amdgpu_targets(rctx)),
+        "%{supported_amdgpu_targets}": "[]",
+        "%{dist_amdgpu_targets}": "[]",
+        "%{compiler_description}": repr("no compiler (ROCm is not configured)"),
         "%{unconfigured_message}": repr(advice),
     })
     rctx.file("rocm_config.json", json.encode_indent({"configured": False, "reason": reason, "advice": advice}) + "\n")
@@ -147,11 +156,19 @@ def _rocm_configure_impl(rctx):
         "%{rocm_path}": config["rocm_toolkit_path"],
         "%{all_hdrs}": repr(all_hdrs),
         "%{libraries}": "".join(stanzas),
-    })
+        "%{clang}": repr(config["clang_path"]),
+        "%{clang_version}": repr(config["clang_version"] or ""),
+        "%{rocm_path_repr}": repr(config["rocm_toolkit_path"]),
+        "%{device_libs_path}": repr(config["device_libs_path"]),
+        "%{supported_amdgpu_targets}": repr(config["amdgpu_targets_supported"]),
+    } | _TOOLCHAIN)
     rctx.template("build_defs.bzl", _TEMPLATES["build_defs"], {
         "%{configured}": "True",
         "%{rocm_version_number}": str(config["rocm_version_number"]),
         "%{amdgpu_targets}": repr(targets),
+        "%{supported_amdgpu_targets}": repr(config["amdgpu_targets_supported"]),
+        "%{dist_amdgpu_targets}": repr((config.get("therock") or {}).get("dist_amdgpu_targets", [])),
+        "%{compiler_description}": repr("clang %s of ROCm %s" % (config["clang_version"] or "(unknown version)", config["rocm_version"])),
         "%{unconfigured_message}": "None",
     })
     config["configured"] = True

@@ -3,6 +3,9 @@
 _CONFIGURED = %{configured}
 _ROCM_VERSION_NUMBER = %{rocm_version_number}
 _AMDGPU_TARGETS = %{amdgpu_targets}
+_SUPPORTED_AMDGPU_TARGETS = %{supported_amdgpu_targets}
+_DIST_AMDGPU_TARGETS = %{dist_amdgpu_targets}
+_COMPILER_DESCRIPTION = %{compiler_description}
 _UNCONFIGURED_MESSAGE = %{unconfigured_message}
 
 def is_rocm_configured():
@@ -20,6 +23,18 @@ def rocm_default_copts():
 def rocm_gpu_architectures():
     """The amdgpu targets requested for device code (TF_ROCM_AMDGPU_TARGETS or the default list)."""
     return _AMDGPU_TARGETS
+
+def rocm_supported_amdgpu_targets():
+    """Every amdgpu processor the toolkit's clang can compile for (empty when unconfigured)."""
+    return _SUPPORTED_AMDGPU_TARGETS
+
+def rocm_dist_amdgpu_targets():
+    """The targets a TheRock toolkit's libraries were built for (empty: no such limit)."""
+    return _DIST_AMDGPU_TARGETS
+
+def rocm_compiler_description():
+    """'clang 22.1.8 of ROCm 7.2.4', for messages."""
+    return _COMPILER_DESCRIPTION
 
 def rocm_version_number():
     """XLA's encoding of the ROCm release: 7.2.4 -> 70204 (0 when unconfigured)."""

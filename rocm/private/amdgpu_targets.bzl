@@ -1,0 +1,84 @@
+"""--//rocm:amdgpu_targets: which amdgpu code objects HIP sources are compiled into."""
+
+load(
+    "@local_config_rocm//:build_defs.bzl",
+    "is_rocm_configured",
+    "rocm_compiler_description",
+    "rocm_dist_amdgpu_targets",
+    "rocm_supported_amdgpu_targets",
+)
+load(":providers.bzl", "AmdgpuTargetsInfo")
+
+# Target features a code object may be specialised for: gfx90a:xnack-, gfx942:sramecc+.
+_FEATURES = ["xnack+", "xnack-", "sramecc+", "sramecc-"]
+
+def _flag_name(label):
+    name = str(label)
+    return "--" + (name[2:] if name.startswith("@@//") else name)
+
+def _near(name, supported):
+    """Supported names a typo most likely meant: same prefix, longest first."""
+    for cut in range(len(name), 3, -1):
+        hits = [s for s in supported if s.startswith(name[:cut])]
+        if hits:
+            return hits[:6]
+    return []
+
+def split_amdgpu_targets(values):
+    """['gfx942,gfx950', 'gfx90a'] or 'gfx942;gfx950' -> ['gfx942', 'gfx950', 'gfx90a'] (order kept, no duplicates)."""
+    if type(values) == "string":
+        values = [values]
+    out = []
+    for value in values:
+        for part in value.replace(";", ",").replace(" ", ",").split(","):
+            part = part.strip()
+            if part and part not in out:
+                out.append(part)
+    return out
+
+def check_amdgpu_targets(requested, supported, dist_targets, compiler, flag):
+    """Returns (targets, error message or None); pure, so the rule stays a thin shell."""
+    targets = split_amdgpu_targets(requested)
+    if not targets:
+        return [], "%s is empty: name at least one amdgpu target, e.g. %s=gfx942." % (flag, flag)
+    problems = []
+    for target in targets:
+        parts = target.split(":")
+        base = parts[0]
+        for feature in parts[1:]:
+            if feature not in _FEATURES:
+                problems.append("'%s': unknown target feature '%s' (valid: %s)" % (target, feature, ", ".join(_FEATURES)))
+        if supported and base not in supported:
+            near = _near(base, supported)
+            hint = " (did you mean %s?)" % ", ".join(near) if near else ""
+            problems.append("'%s' is not an amdgpu target %s can compile for%s" % (base, compiler, hint))
+        elif dist_targets and not base.endswith("-generic") and base not in dist_targets:
+            problems.append("'%s' is not covered by this TheRock toolkit, whose libraries are built for %s only" % (base, ", ".join(dist_targets)))
+    if problems:
+        return [], "%s=%s: %s.\nValid targets: %s.\nExample: %s=gfx942,gfx950, or --config=gfx942." % (
+            flag,
+            ",".join(targets),
+            "; ".join(problems),
+            ", ".join(supported) if supported else "(unknown: ROCm is not configured)",
+            flag,
+        )
+    return targets, None
+
+def _amdgpu_targets_flag_impl(ctx):
+    flag = _flag_name(ctx.label)
+    targets, error = check_amdgpu_targets(
+        ctx.build_setting_value,
+        rocm_supported_amdgpu_targets(),
+        rocm_dist_amdgpu_targets(),
+        rocm_compiler_description(),
+        flag,
+    )
+    if error and is_rocm_configured():
+        fail(error)
+    return [AmdgpuTargetsInfo(targets = targets)]
+
+amdgpu_targets_flag = rule(
+    implementation = _amdgpu_targets_flag_impl,
+    build_setting = config.string_list(flag = True),
+    doc = "A comma-separated list of amdgpu targets, validated against the configured clang at analysis.",
+)

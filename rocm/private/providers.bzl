@@ -1,0 +1,23 @@
+"""Providers of the ROCm rules (public through //rocm:defs.bzl)."""
+
+RocmToolchainInfo = provider(
+    doc = "The HIP compiler of one ROCm toolkit, as @local_config_rocm found it.",
+    fields = {
+        "configured": "False when the build was not configured for ROCm; every other field is then empty.",
+        "unconfigured_message": "What to do when `configured` is False.",
+        "clang": "Absolute path of the toolkit's clang (the HIP driver). Absolute, like the host cc toolchain's " +
+                 "compiler: a remote executor must have the same toolkit at the same path (see rocm_rbe).",
+        "clang_version": "clang's version, e.g. '22.1.8'.",
+        "rocm_path": "The toolkit root passed as --rocm-path.",
+        "device_libs_path": "The amdgcn bitcode directory passed as --rocm-device-lib-path.",
+        "rocm_version": "The ROCm release, e.g. '7.2.4'.",
+        "supported_targets": "amdgpu processors this clang can compile for (--print-supported-cpus).",
+        "config_file": "rocm_config.json: an input of every HIP action, so a toolkit change re-runs them.",
+        "runtime": "CcInfo of the HIP runtime (headers and libamdhip64) that HIP objects need.",
+    },
+)
+
+AmdgpuTargetsInfo = provider(
+    doc = "The amdgpu targets device code is compiled for (--//rocm:amdgpu_targets).",
+    fields = {"targets": "Validated, de-duplicated list such as ['gfx942', 'gfx90a:xnack-']."},
+)

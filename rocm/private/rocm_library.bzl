@@ -1,0 +1,167 @@
+"""rocm_library: HIP sources compiled for the requested amdgpu targets, consumed as an ordinary CcInfo.
+
+Why a rule with its own toolchain rather than a second cc toolchain: the host C++ of
+the whole build (XLA, JAX, protobuf ...) keeps the host compiler and its flags, and
+only HIP sources go through the ROCm clang. The result is a static archive of PIC
+objects in a CcInfo, so plain cc_library, cc_binary(linkshared) and
+cc_shared_library targets link it like any other library (as rules_cuda does).
+"""
+
+load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "ACTION_NAMES")
+load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain", "use_cpp_toolchain")
+load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
+load(":providers.bzl", "AmdgpuTargetsInfo")
+
+ROCM_TOOLCHAIN_TYPE = "//rocm:toolchain_type"
+
+_HIP_EXTENSIONS = [".hip", ".cu", ".cu.cc", ".cc", ".cpp", ".cxx"]
+_HEADER_EXTENSIONS = [".h", ".hh", ".hpp", ".hxx", ".inc", ".cuh", ".hip.h"]
+
+def _opt_flags(ctx):
+    mode = ctx.var["COMPILATION_MODE"]
+    if mode == "opt":
+        return ["-O3", "-DNDEBUG"]
+    if mode == "dbg":
+        return ["-O0", "-g"]
+    return []  # fastbuild: host -O0; clang compiles HIP device code at -O3 unless told otherwise
+
+def hip_compile_args(toolchain, targets, compress, compilation_context, copts, src, out):
+    """The clang command line of one HIP compile (without the executable)."""
+    args = ["-x", "hip", "-std=c++17", "-fPIC", "-c", src.path, "-o", out.path]
+    args += ["--offload-arch=" + t for t in targets]
+    if compress:
+        args.append("--offload-compress")
+    args += [
+        "--rocm-path=" + toolchain.rocm_path,
+        "--rocm-device-lib-path=" + toolchain.device_libs_path,
+        # Objects must not depend on where the execroot is: local and remote builds are byte-identical.
+        "-ffile-compilation-dir=.",
+    ]
+    args += ["-D" + d for d in compilation_context.defines.to_list()]
+    args += ["-D" + d for d in compilation_context.local_defines.to_list()]
+    args += ["-iquote" + d for d in compilation_context.quote_includes.to_list()]
+    args += ["-I" + d for d in compilation_context.includes.to_list()]
+    args += ["-isystem" + d for d in compilation_context.system_includes.to_list()]
+    args += copts
+    return args
+
+def _object_name(ctx, src):
+    # Keep the source's package-relative path so that a/k.hip and b/k.hip do not collide.
+    relative = src.short_path
+    if ctx.label.package and relative.startswith(ctx.label.package + "/"):
+        relative = relative[len(ctx.label.package) + 1:]
+    return "_objs/%s/%s.pic.o" % (ctx.label.name, relative.rsplit(".", 1)[0])
+
+def _rocm_library_impl(ctx):
+    toolchain = ctx.toolchains[ROCM_TOOLCHAIN_TYPE].rocm
+    if not toolchain.configured:
+        fail("%s compiles HIP, but ROCm is not configured: %s" % (ctx.label, toolchain.unconfigured_message))
+    targets = ctx.attr._amdgpu_targets[AmdgpuTargetsInfo].targets
+    compress = ctx.attr._offload_compress[BuildSettingInfo].value
+
+    private_headers = [f for f in ctx.files.srcs if any([f.basename.endswith(e) for e in _HEADER_EXTENSIONS])]
+    repo_root = ctx.label.workspace_root or "."
+    own_context = cc_common.create_compilation_context(
+        headers = depset(ctx.files.hdrs + private_headers),
+        # #include "pkg/file.h" from the repository root, as cc_library allows.
+        quote_includes = depset([repo_root, ctx.bin_dir.path + ("/" + ctx.label.workspace_root if ctx.label.workspace_root else "")]),
+        defines = depset(ctx.attr.defines),
+        local_defines = depset(ctx.attr.local_defines),
+        includes = depset([
+            (ctx.label.workspace_root + "/" if ctx.label.workspace_root else "") +
+            (ctx.label.package + "/" + i if ctx.label.package else i)
+            for i in ctx.attr.includes
+        ]),
+    )
+    dep_infos = [d[CcInfo] for d in ctx.attr.deps] + [toolchain.runtime]
+    compilation_context = cc_common.merge_compilation_contexts(
+        compilation_contexts = [own_context] + [i.compilation_context for i in dep_infos],
+    )
+    copts = _opt_flags(ctx) + [ctx.expand_make_variables("copts", c, {}) for c in ctx.attr.copts]
+
+    objects = []
+    for src in ctx.files.srcs:
+        if any([src.basename.endswith(e) for e in _HEADER_EXTENSIONS]):
+            continue
+        out = ctx.actions.declare_file(_object_name(ctx, src))
+        ctx.actions.run(
+            executable = toolchain.clang,
+            arguments = hip_compile_args(toolchain, targets, compress, compilation_context, copts, src, out),
+            inputs = depset([src, toolchain.config_file], transitive = [compilation_context.headers]),
+            outputs = [out],
+            mnemonic = "HipCompile",
+            progress_message = "Compiling HIP %s for %s" % (src.short_path, ",".join(targets)),
+            env = {"PATH": "/usr/bin:/bin"},
+        )
+        objects.append(out)
+
+    cc_toolchain = find_cpp_toolchain(ctx)
+    feature_configuration = cc_common.configure_features(
+        ctx = ctx,
+        cc_toolchain = cc_toolchain,
+        requested_features = ctx.features,
+        unsupported_features = ctx.disabled_features,
+    )
+    archive = ctx.actions.declare_file("lib%s.pic.a" % ctx.label.name)
+    ar = cc_common.get_tool_for_action(feature_configuration = feature_configuration, action_name = ACTION_NAMES.cpp_link_static_library)
+    ar_args = ctx.actions.args()
+    ar_args.add("rcsD", archive)  # D: zero timestamps and uids, so the archive is reproducible
+    ar_args.add_all(objects)
+    ctx.actions.run(
+        executable = ar,
+        arguments = [ar_args],
+        inputs = depset(objects, transitive = [cc_toolchain.all_files]),
+        outputs = [archive],
+        mnemonic = "HipArchive",
+        progress_message = "Archiving HIP objects of %{label}",
+    )
+    library = cc_common.create_library_to_link(
+        actions = ctx.actions,
+        feature_configuration = feature_configuration,
+        cc_toolchain = cc_toolchain,
+        pic_static_library = archive,
+        alwayslink = ctx.attr.alwayslink,
+    )
+    linking_context = cc_common.create_linking_context(
+        linker_inputs = depset([cc_common.create_linker_input(
+            owner = ctx.label,
+            libraries = depset([library]),
+            user_link_flags = ctx.attr.linkopts,
+        )]),
+    )
+    public_context = cc_common.create_compilation_context(
+        headers = depset(ctx.files.hdrs),
+        defines = depset(ctx.attr.defines),
+        includes = own_context.includes,
+    )
+    cc_info = cc_common.merge_cc_infos(
+        direct_cc_infos = [CcInfo(compilation_context = public_context, linking_context = linking_context)],
+        cc_infos = dep_infos,
+    )
+    return [
+        DefaultInfo(files = depset([archive])),
+        cc_info,
+        OutputGroupInfo(hip_objects = depset(objects)),
+    ]
+
+rocm_library = rule(
+    implementation = _rocm_library_impl,
+    doc = "Compiles HIP sources with the configured ROCm clang for --//rocm:amdgpu_targets; provides CcInfo.",
+    attrs = {
+        "srcs": attr.label_list(allow_files = _HIP_EXTENSIONS + _HEADER_EXTENSIONS, doc = "HIP sources (any listed C++ file is compiled as HIP) and private headers."),
+        "hdrs": attr.label_list(allow_files = _HEADER_EXTENSIONS, doc = "Public headers."),
+        "deps": attr.label_list(providers = [CcInfo], doc = "cc_library/rocm_library targets (headers and link inputs)."),
+        "copts": attr.string_list(doc = "Extra clang flags for these sources."),
+        "defines": attr.string_list(doc = "-D for this library and its dependents."),
+        "local_defines": attr.string_list(doc = "-D for this library only."),
+        "includes": attr.string_list(doc = "Package-relative include directories for this library and its dependents."),
+        "linkopts": attr.string_list(doc = "Linker flags dependents link with."),
+        "alwayslink": attr.bool(doc = "Link every object even if unreferenced (kernels registered only by constructors)."),
+        "_amdgpu_targets": attr.label(default = "//rocm:amdgpu_targets", providers = [AmdgpuTargetsInfo]),
+        "_offload_compress": attr.label(default = "//rocm:offload_compress"),
+        "_cc_toolchain": attr.label(default = "@bazel_tools//tools/cpp:current_cc_toolchain"),
+    },
+    toolchains = [ROCM_TOOLCHAIN_TYPE] + use_cpp_toolchain(),
+    fragments = ["cpp"],
+    provides = [CcInfo],
+)

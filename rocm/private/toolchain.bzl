@@ -1,0 +1,37 @@
+"""The HIP compiler toolchain that @local_config_rocm declares (toolchain type //rocm:toolchain_type)."""
+
+load(":providers.bzl", "RocmToolchainInfo")
+
+def _rocm_toolchain_impl(ctx):
+    configured = ctx.attr.configured
+    info = RocmToolchainInfo(
+        configured = configured,
+        unconfigured_message = ctx.attr.unconfigured_message,
+        clang = ctx.attr.clang,
+        clang_version = ctx.attr.clang_version,
+        rocm_path = ctx.attr.rocm_path,
+        device_libs_path = ctx.attr.device_libs_path,
+        rocm_version = ctx.attr.rocm_version,
+        supported_targets = ctx.attr.supported_targets,
+        config_file = ctx.file.config_file,
+        runtime = ctx.attr.runtime[CcInfo] if ctx.attr.runtime else None,
+    )
+    return [platform_common.ToolchainInfo(rocm = info), info]
+
+rocm_toolchain = rule(
+    implementation = _rocm_toolchain_impl,
+    doc = "One ROCm toolkit's HIP compiler; generated into @local_config_rocm by rocm_configure.",
+    attrs = {
+        "configured": attr.bool(mandatory = True),
+        "unconfigured_message": attr.string(),
+        "clang": attr.string(doc = "Absolute path of clang."),
+        "clang_version": attr.string(),
+        "rocm_path": attr.string(),
+        "device_libs_path": attr.string(),
+        "rocm_version": attr.string(),
+        "supported_targets": attr.string_list(),
+        "config_file": attr.label(allow_single_file = [".json"]),
+        "runtime": attr.label(providers = [CcInfo]),
+    },
+    provides = [RocmToolchainInfo],
+)
