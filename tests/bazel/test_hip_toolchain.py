@@ -1,0 +1,112 @@
+"""rocm_library: HIP compiled by the real ROCm 7.2 clang for exactly the requested amdgpu targets.
+
+The code objects are read back from the linked shared library by tools/fatbin.py
+(our reader) and cross-checked per object with LLVM's clang-offload-bundler.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import shlex
+
+import pytest
+
+from tests.conftest import CHECKOUT, load_module
+
+pytestmark = pytest.mark.bazel
+
+fatbin = load_module("fatbin", CHECKOUT / "tools" / "fatbin.py")
+
+SO = "bazel-bin/tests/rocm/hip/libhip_kernels.so"
+BUNDLER = "/usr/lib/llvm-22/bin/clang-offload-bundler"
+
+
+def build_and_read(in_sandbox, *flags: str) -> dict:
+    """Builds the kernel library with `flags`; returns what fatbin.py reads from it (inside the root)."""
+    script = (
+        f"bazel build {' '.join(map(shlex.quote, flags))} --output_groups=+hip_objects //tests/rocm/hip:libhip_kernels.so "
+        f"&& python3 tools/fatbin.py --json {SO} bazel-bin/tests/rocm/hip/_objs/kernels/*.pic.o"
+    )
+    return json.loads(in_sandbox("sh", "-c", script).stdout)
+
+
+def bundler_targets(in_sandbox, obj: str) -> set[str]:
+    """The targets clang-offload-bundler --list sees in one object's .hip_fatbin section."""
+    listing = in_sandbox("sh", "-c", f"objcopy -O binary --only-section=.hip_fatbin {obj} /tmp/fatbin.$$ && "
+                         f"{BUNDLER} --list --type=o --input=/tmp/fatbin.$$; rm -f /tmp/fatbin.$$").stdout
+    return {line.rsplit("--", 1)[1] for line in listing.split() if "amdgcn" in line}
+
+
+def test_exactly_the_three_requested_code_objects_are_embedded(in_sandbox):
+    report = build_and_read(in_sandbox, "--config=rocm", "--//rocm:amdgpu_targets=gfx90a,gfx942,gfx1201")
+    library = report[SO]
+    assert len(library["bundles"]) == 2, "one bundle per kernel source (saxpy.hip, scale.hip)"
+    for bundle in library["bundles"]:
+        targets = sorted(fatbin.Entry(**e).target for e in bundle["entries"] if "amdgcn" in e["triple"])
+        assert targets == ["gfx1201", "gfx90a", "gfx942"]
+        assert bundle["compressed"] is None
+    objects = [path for path in report if path.endswith(".pic.o")]
+    assert len(objects) == 2
+    for obj in objects:
+        assert bundler_targets(in_sandbox, obj) == {"gfx90a", "gfx942", "gfx1201"}, obj
+
+
+def test_config_gfx950_embeds_only_gfx950_and_offload_compress_compresses(in_sandbox):
+    library = build_and_read(in_sandbox, "--config=gfx950")[SO]
+    assert library["targets"] == ["gfx950"] and len(library["bundles"]) == 2
+    compressed = build_and_read(in_sandbox, "--config=gfx950", "--//rocm:offload_compress")[SO]
+    assert compressed["targets"] == ["gfx950"]
+    assert {b["compressed"] for b in compressed["bundles"]} == {"zstd"}
+
+
+def test_tf_rocm_amdgpu_targets_sets_the_default_and_generic_targets_work(in_sandbox):
+    assert build_and_read(in_sandbox, "--config=rocm", "--repo_env=TF_ROCM_AMDGPU_TARGETS=gfx1100")[SO]["targets"] == ["gfx1100"]
+    generic = build_and_read(in_sandbox, "--config=rocm_generic")[SO]
+    assert generic["targets"] == sorted(["gfx9-4-generic", "gfx10-3-generic", "gfx11-generic", "gfx12-generic"])
+
+
+def test_a_misspelt_target_fails_at_analysis_listing_the_valid_ones(in_sandbox):
+    result = in_sandbox("bazel", "build", "--config=rocm", "--//rocm:amdgpu_targets=gfx94", "//tests/rocm/hip:kernels", check=False)
+    assert result.returncode != 0
+    assert "Analysis of target '//rocm:amdgpu_targets' failed" in result.stderr
+    assert "'gfx94' is not an amdgpu target clang 22" in result.stderr and "did you mean gfx942" in result.stderr
+    valid = result.stderr.split("Valid targets: ", 1)[1].split(".\n", 1)[0].split(", ")
+    assert {"gfx908", "gfx90a", "gfx942", "gfx950", "gfx1201", "gfx12-generic"} <= set(valid)
+    assert "HipCompile" not in result.stderr  # nothing was compiled
+    bad_feature = in_sandbox("bazel", "build", "--config=rocm", "--//rocm:amdgpu_targets=gfx90a:xnack", "//tests/rocm/hip:kernels", check=False)
+    assert bad_feature.returncode != 0 and "unknown target feature 'xnack'" in bad_feature.stderr
+
+
+def test_without_config_rocm_hip_targets_are_skipped_and_asking_names_the_fix(in_sandbox):
+    skipped = in_sandbox("bazel", "build", "//tests/rocm/hip:all")
+    assert "Build completed successfully" in skipped.stderr and "HipCompile" not in skipped.stderr
+    asked = in_sandbox("bazel", "build", "//tests/rocm/hip:kernels", check=False)
+    assert asked.returncode != 0
+    assert "didn't satisfy constraint" in asked.stderr and "ROCm_is_not_configured__build_with_--config=rocm" in asked.stderr
+
+
+def executed(log_text: str) -> collections.Counter:
+    """Mnemonics of the spawns Bazel executed (not cache hits), from --execution_log_json_file."""
+    decoder, pos, counts = json.JSONDecoder(), 0, collections.Counter()
+    text = log_text.strip()
+    while pos < len(text):
+        spawn, pos = decoder.raw_decode(text, pos)
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if not spawn.get("cacheHit"):
+            counts[spawn.get("mnemonic", "?")] += 1
+    return counts
+
+
+def test_changing_targets_recompiles_only_device_code_and_what_links_it(in_sandbox):
+    target = "//tests/rocm/hip:host_calls_kernel_test"
+    script = (
+        f"bazel build --config=rocm --//rocm:amdgpu_targets=gfx942 {target} && "
+        f"bazel build --config=rocm --//rocm:amdgpu_targets=gfx942,gfx1100 --execution_log_json_file=/tmp/hip-exec.$$.json {target} && "
+        "cat /tmp/hip-exec.$$.json; rm -f /tmp/hip-exec.$$.json"
+    )
+    counts = executed(in_sandbox("sh", "-c", script).stdout)
+    assert counts["HipCompile"] == 2 and counts["HipArchive"] == 1, counts
+    assert counts["CppLink"] == 1, counts  # the test binary; its host object is reused
+    assert counts["CppCompile"] == 0, counts

@@ -1,0 +1,62 @@
+"""tools/fatbin.py on synthetic offload bundles (the real ones are read in tests/bazel/test_hip_toolchain.py)."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import pytest
+
+from tests.conftest import CHECKOUT, load_module
+
+pytestmark = pytest.mark.unit
+
+fb = load_module("fatbin", CHECKOUT / "tools" / "fatbin.py")
+
+
+def bundle(*triples: str) -> bytes:
+    """An uncompressed clang offload bundle whose entries hold dummy code objects."""
+    header_size = len(fb.BUNDLE_MAGIC) + 8 + sum(24 + len(t) for t in triples)
+    header, payload, offset = fb.BUNDLE_MAGIC + struct.pack("<Q", len(triples)), b"", header_size
+    for i, triple in enumerate(triples):
+        body = bytes([i]) * (16 * (i + 1))
+        header += struct.pack("<QQQ", offset, len(body), len(triple)) + triple.encode()
+        payload += body
+        offset += len(body)
+    return header + payload
+
+
+def compressed_v2(inner: bytes) -> bytes:
+    data = zlib.compress(inner)
+    total = 4 + 2 + 2 + 4 + 4 + 8 + len(data)
+    return fb.COMPRESSED_MAGIC + struct.pack("<HHIIQ", 2, 0, total, len(inner), 0) + data
+
+
+HOST = "host-x86_64-unknown-linux-gnu-"
+
+
+def test_two_linked_bundles_with_padding_are_both_read():
+    first = bundle(HOST, "hipv4-amdgcn-amd-amdhsa--gfx90a", "hipv4-amdgcn-amd-amdhsa--gfx942")
+    second = bundle(HOST, "hipv4-amdgcn-amd-amdhsa--gfx90a", "hipv4-amdgcn-amd-amdhsa--gfx942")
+    section = first + b"\0" * (4096 - len(first)) + second
+    found = fb.bundles(section)
+    assert [b.offset for b in found] == [0, 4096]
+    assert fb.targets(found) == ["gfx90a", "gfx942"]
+    assert [e.size for e in found[0].entries] == [16, 32, 48]
+
+
+def test_zlib_compressed_bundles_and_target_features():
+    inner = bundle(HOST, "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-", "hipv4-amdgcn-amd-amdhsa--gfx12-generic")
+    found = fb.bundles(compressed_v2(inner) + compressed_v2(inner))
+    assert len(found) == 2 and {b.compressed for b in found} == {"zlib"}
+    assert fb.targets(found) == ["gfx12-generic", "gfx90a:xnack-"]
+    assert fb.Entry(HOST, 0).target is None
+
+
+def test_not_elf_and_no_device_code_are_reported(tmp_path, capsys):
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    assert fb.main([str(text)]) == 2 and "not an ELF file" in capsys.readouterr().err
+    host_only = tmp_path / "true"
+    host_only.write_bytes(open("/bin/true", "rb").read())
+    assert fb.main([str(host_only)]) == 1 and "no HIP device code" in capsys.readouterr().out
