@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Benchmark: what a HIP edit costs. Full build vs. one-kernel edit vs. no-op, one warm Bazel server.
+
+    python3 tools/bench_hip_rebuild.py [--targets gfx942,gfx1100] [--noop-runs 5]
+
+Runs inside the sandbox (re-executing itself there) on a private copy of the
+workspace, so the checkout and its output base are untouched. Builds
+//tests/rocm/hip:libhip_kernels.so, and prints, each measured in this run:
+  - full build: wall time and the actions executed, by mnemonic (the baseline);
+  - after changing one kernel file: actions executed (want HipCompile 1) and the
+    time as a ratio of the full build;
+  - a no-op rebuild with the server warm: mean wall time (want well under 1 s) and
+    its ratio to the full build.
+Executed actions come from --execution_log_json_file (cache hits excluded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+TARGET = "//tests/rocm/hip:libhip_kernels.so"
+EDITED = "tests/rocm/hip/scale.hip"
+
+
+def executed_mnemonics(log: Path) -> collections.Counter:
+    decoder, text, pos, counts = json.JSONDecoder(), log.read_text().strip(), 0, collections.Counter()
+    while pos < len(text):
+        spawn, pos = decoder.raw_decode(text, pos)
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if not spawn.get("cacheHit"):
+            counts[spawn.get("mnemonic", "?")] += 1
+    return counts
+
+
+def copy_workspace(dest: Path) -> None:
+    files = subprocess.run(["git", "-C", str(CHECKOUT), "ls-files", "-co", "--exclude-standard", "-z"],
+                           check=True, capture_output=True, text=True).stdout.split("\0")
+    for name in filter(None, files):
+        source = CHECKOUT / name
+        if source.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / name)
+
+
+def inside(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="bench-hip-") as tmp:
+        workspace = Path(tmp) / "ws"
+        copy_workspace(workspace)
+        flags = ["--config=rocm", f"--//rocm:amdgpu_targets={args.targets}"]
+
+        def build(log: Path | None = None) -> float:
+            extra = [f"--execution_log_json_file={log}"] if log else []
+            start = time.perf_counter()
+            subprocess.run(["bazel", "build", *flags, *extra, TARGET], cwd=workspace, check=True, capture_output=True)
+            return time.perf_counter() - start
+
+        try:
+            subprocess.run(["bazel", "build", "--config=rocm", "--nobuild", TARGET], cwd=workspace, check=True, capture_output=True)
+            full_log, edit_log = Path(tmp) / "full.json", Path(tmp) / "edit.json"
+            full = build(full_log)
+            noop = statistics.mean(build() for _ in range(args.noop_runs))
+            with open(workspace / EDITED, "a") as f:
+                f.write("\n__global__ void bench_edit_kernel(float* x) { x[0] = 42.0f; }\n")
+            edit = build(edit_log)
+        finally:
+            subprocess.run(["bazel", "shutdown"], cwd=workspace, capture_output=True)
+        full_counts, edit_counts = executed_mnemonics(full_log), executed_mnemonics(edit_log)
+
+    def show(counts: collections.Counter) -> str:
+        return ", ".join(f"{m} {n}" for m, n in sorted(counts.items()))
+
+    print(f"targets {args.targets}; {TARGET}")
+    print(f"full build (baseline):    {full:6.2f} s  executed: {show(full_counts)}")
+    print(f"edit one kernel file:     {edit:6.2f} s  executed: {show(edit_counts)}  "
+          f"({edit / full:.2f}x of full; HipCompile {edit_counts['HipCompile']} of {full_counts['HipCompile']})")
+    print(f"no-op, warm server:       {noop:6.3f} s  mean of {args.noop_runs}  ({noop / full:.3f}x of full; want < 1 s)")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--targets", default="gfx942,gfx1100", help="amdgpu targets (default: %(default)s)")
+    parser.add_argument("--noop-runs", type=int, default=5)
+    args = parser.parse_args()
+    if os.environ.get("JAX_ROCM_SANDBOX") == "1":
+        return inside(args)
+    return subprocess.run([sys.executable, str(CHECKOUT / "tools/sandbox.py"), "run", "--", "python3",
+                           str(Path(__file__).resolve()), *sys.argv[1:]]).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
