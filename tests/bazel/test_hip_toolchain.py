@@ -110,3 +110,10 @@ def test_changing_targets_recompiles_only_device_code_and_what_links_it(in_sandb
     assert counts["HipCompile"] == 2 and counts["HipArchive"] == 1, counts
     assert counts["CppLink"] == 1, counts  # the test binary; its host object is reused
     assert counts["CppCompile"] == 0, counts
+
+
+def test_host_cpp_and_python_call_the_kernels(in_sandbox):
+    result = in_sandbox("bazel", "test", "--config=gfx942", "--test_output=all", "//tests/rocm/hip:all")
+    assert "2 tests pass" in result.stdout + result.stderr
+    # No GPU here: each launch reports hipErrorNoDevice instead of crashing.
+    assert (result.stdout + result.stderr).count("jax_rocm_test_scale -> hipError 100 (no /dev/kfd)") == 2

@@ -1,11 +1,14 @@
 // Host-only C++ (compiled by the host compiler) that links the HIP kernel library and
-// calls a launcher. Without a GPU the launch reports an error instead of crashing.
+// calls a launcher: hipErrorNoDevice (100) without an AMD GPU, hipSuccess with one.
+#include <unistd.h>
+
 #include <cstdio>
 
 #include "tests/rocm/hip/kernels.h"
 
 int main() {
-  int status = jax_rocm_test_scale(0, 2.0f, nullptr);
-  std::printf("jax_rocm_test_scale -> hipError %d\n", status);
-  return 0;
+  const bool has_gpu = access("/dev/kfd", F_OK) == 0;
+  const int status = jax_rocm_test_scale(0, 2.0f, nullptr);
+  std::printf("jax_rocm_test_scale -> hipError %d (%s)\n", status, has_gpu ? "GPU host" : "no /dev/kfd");
+  return status == (has_gpu ? 0 : 100) ? 0 : 1;
 }
