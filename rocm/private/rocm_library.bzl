@@ -77,7 +77,7 @@ def _rocm_library_impl(ctx):
     compilation_context = cc_common.merge_compilation_contexts(
         compilation_contexts = [own_context] + [i.compilation_context for i in dep_infos],
     )
-    copts = _opt_flags(ctx) + [ctx.expand_make_variables("copts", c, {}) for c in ctx.attr.copts]
+    copts = _opt_flags(ctx) + ctx.attr._copts[BuildSettingInfo].value + [ctx.expand_make_variables("copts", c, {}) for c in ctx.attr.copts]
 
     objects = []
     for src in ctx.files.srcs:
@@ -159,6 +159,7 @@ rocm_library = rule(
         "alwayslink": attr.bool(doc = "Link every object even if unreferenced (kernels registered only by constructors)."),
         "_amdgpu_targets": attr.label(default = "//rocm:amdgpu_targets", providers = [AmdgpuTargetsInfo]),
         "_offload_compress": attr.label(default = "//rocm:offload_compress"),
+        "_copts": attr.label(default = "//rocm:copts"),
         "_cc_toolchain": attr.label(default = "@bazel_tools//tools/cpp:current_cc_toolchain"),
     },
     toolchains = [ROCM_TOOLCHAIN_TYPE] + use_cpp_toolchain(),
