@@ -6,7 +6,6 @@ The code objects are read back from the linked shared library by tools/fatbin.py
 
 from __future__ import annotations
 
-import collections
 import json
 import shlex
 
@@ -17,6 +16,7 @@ from tests.conftest import CHECKOUT, load_module
 pytestmark = pytest.mark.bazel
 
 fatbin = load_module("fatbin", CHECKOUT / "tools" / "fatbin.py")
+bench = load_module("bench_hip_rebuild", CHECKOUT / "tools" / "bench_hip_rebuild.py")
 
 SO = "bazel-bin/tests/rocm/hip/libhip_kernels.so"
 BUNDLER = "/usr/lib/llvm-22/bin/clang-offload-bundler"
@@ -86,27 +86,15 @@ def test_without_config_rocm_hip_targets_are_skipped_and_asking_names_the_fix(in
     assert "didn't satisfy constraint" in asked.stderr and "ROCm_is_not_configured__build_with_--config=rocm" in asked.stderr
 
 
-def executed(log_text: str) -> collections.Counter:
-    """Mnemonics of the spawns Bazel executed (not cache hits), from --execution_log_json_file."""
-    decoder, pos, counts = json.JSONDecoder(), 0, collections.Counter()
-    text = log_text.strip()
-    while pos < len(text):
-        spawn, pos = decoder.raw_decode(text, pos)
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-        if not spawn.get("cacheHit"):
-            counts[spawn.get("mnemonic", "?")] += 1
-    return counts
-
-
-def test_changing_targets_recompiles_only_device_code_and_what_links_it(in_sandbox):
+def test_changing_targets_recompiles_only_device_code_and_what_links_it(in_sandbox, tmp_path):
+    log = tmp_path / "exec.json"  # /tmp is shared with the sandbox
     target = "//tests/rocm/hip:host_calls_kernel_test"
     script = (
         f"bazel build --config=rocm --//rocm:amdgpu_targets=gfx942 {target} && "
-        f"bazel build --config=rocm --//rocm:amdgpu_targets=gfx942,gfx1100 --execution_log_json_file=/tmp/hip-exec.$$.json {target} && "
-        "cat /tmp/hip-exec.$$.json; rm -f /tmp/hip-exec.$$.json"
+        f"bazel build --config=rocm --//rocm:amdgpu_targets=gfx942,gfx1100 --execution_log_json_file={log} {target}"
     )
-    counts = executed(in_sandbox("sh", "-c", script).stdout)
+    in_sandbox("sh", "-c", script)
+    counts = bench.executed_mnemonics(log)
     assert counts["HipCompile"] == 2 and counts["HipArchive"] == 1, counts
     assert counts["CppLink"] == 1, counts  # the test binary; its host object is reused
     assert counts["CppCompile"] == 0, counts
