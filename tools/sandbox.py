@@ -528,7 +528,10 @@ def local_paths_in(value: str) -> list[Path]:
         if word.startswith("file://"):
             word = word[len("file://"):]
         if word.startswith("/") and Path(word).exists():
-            out.append(Path(word))
+            path = Path(word.rstrip("/"))
+            # A local index's pages (.../simple/<name>/) may link to files beside
+            # simple/ (../../files/x.whl): bind the index's whole folder.
+            out.append(path.parent if path.name == "simple" else path)
     return out
 
 

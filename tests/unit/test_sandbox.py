@@ -160,6 +160,16 @@ def test_pip_binds_carry_config_and_named_folders(sb, tmp_path):
     assert all(b.readonly for b in binds)
 
 
+def test_a_local_index_is_bound_with_the_files_its_pages_link_to(sb, tmp_path):
+    # PEP 503 pages under simple/ may link to ../../files/x.whl beside simple/.
+    (tmp_path / "pypi" / "simple").mkdir(parents=True)
+    (tmp_path / "pypi" / "files").mkdir()
+    conf = tmp_path / "pip.conf"
+    conf.write_text(f"[global]\nextra-index-url = file://{tmp_path}/pypi/simple\n")
+    targets = {b.target for b in sb.pip_binds({"PIP_CONFIG_FILE": str(conf), "XDG_CONFIG_DIRS": str(tmp_path / "none")})}
+    assert str(tmp_path / "pypi") in targets and str(tmp_path / "pypi" / "simple") not in targets
+
+
 def test_sandbox_env_passes_only_what_is_declared(sb, monkeypatch):
     monkeypatch.setenv("ROCM_PATH", "/opt/rocm")
     monkeypatch.setenv("LD_LIBRARY_PATH", "/host/lib")

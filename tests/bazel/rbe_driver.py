@@ -1,0 +1,135 @@
+"""Driver of tests/bazel/test_rbe.py: one HIP library built locally, remotely, and from the remote cache.
+
+Runs inside the sandbox root under `tools/rbe_cluster.py run`, which exports
+JAX_ROCM_RBE_EXECUTOR and JAX_ROCM_RBE_INSTANCE. Works in a copy of the checkout
+(so that its Bazel output base is private) and prints one JSON object of results
+on stdout; Bazel's own output goes to stderr.
+
+    python3 tools/rbe_cluster.py run -- python3 tests/bazel/rbe_driver.py
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+CHECKOUT = Path(__file__).resolve().parent.parent.parent
+TARGET = "//tests/rocm/hip:libhip_kernels.so"
+OUTPUT = "bazel-bin/tests/rocm/hip/libhip_kernels.so"
+AMDGPU_TARGETS = "--//rocm:amdgpu_targets=gfx90a,gfx942"
+# One build takes well under a minute here; a hung executor must fail the test, not stall it.
+BAZEL_TIMEOUT = 900
+
+
+def copy_workspace(checkout: Path, dest: Path) -> None:
+    """Tracked and untracked-but-not-ignored files: what a fresh clone plus local edits has."""
+    names = subprocess.run(["git", "-C", str(checkout), "ls-files", "-co", "--exclude-standard", "-z"],
+                           check=True, capture_output=True).stdout.decode().split("\0")
+    for name in filter(None, names):
+        src = checkout / name
+        if not src.exists() and not src.is_symlink():  # deleted in the work tree
+            continue
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dest / name, follow_symlinks=False)
+
+
+def bazel(workspace: Path, *args: str) -> str:
+    """Runs Bazel in `workspace`; returns its stderr (where Bazel reports), echoed to ours."""
+    argv = ["bazel", *args]
+    print(f"rbe_driver: {' '.join(argv)}", file=sys.stderr, flush=True)
+    result = subprocess.run(argv, cwd=workspace, capture_output=True, text=True, timeout=BAZEL_TIMEOUT)
+    sys.stderr.write(result.stderr)
+    if result.returncode != 0:
+        raise SystemExit(f"rbe_driver: `{' '.join(argv)}` exited {result.returncode} (its output is above)")
+    return result.stderr
+
+
+def processes_line(stderr: str) -> str:
+    """Bazel's summary, e.g. "7 processes: 5 internal, 2 remote."."""
+    found = re.findall(r"^INFO: (\d+ process.*)$", stderr, re.MULTILINE)
+    return found[-1] if found else ""
+
+
+def read_execution_log(path: Path) -> list[dict]:
+    """--execution_log_json_file writes concatenated JSON objects, not one array."""
+    text, decoder, spawns, pos = path.read_text(), json.JSONDecoder(), [], 0
+    while (pos := _skip_space(text, pos)) < len(text):
+        spawn, pos = decoder.raw_decode(text, pos)
+        spawns.append(spawn)
+    return spawns
+
+
+def _skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def runners_by_mnemonic(spawns: list[dict]) -> dict[str, dict[str, int]]:
+    counts: dict[str, Counter] = {}
+    for spawn in spawns:
+        counts.setdefault(spawn.get("mnemonic", "?"), Counter())[spawn.get("runner", "?")] += 1
+    return {mnemonic: dict(c) for mnemonic, c in sorted(counts.items())}
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def build(workspace: Path, config: list[str], logs: Path, name: str) -> dict:
+    """One build; its execution log and library are kept in `logs` as NAME.json and NAME.so."""
+    log = logs / f"{name}.json"
+    stderr = bazel(workspace, "build", *config, AMDGPU_TARGETS, f"--execution_log_json_file={log}", TARGET)
+    shutil.copy(workspace / OUTPUT, logs / f"{name}.so")
+    return {
+        "processes": processes_line(stderr),
+        "runners": runners_by_mnemonic(read_execution_log(log)),
+        "sha256": sha256(logs / f"{name}.so"),
+    }
+
+
+def compare(local: Path, remote: Path) -> dict:
+    """What differs between two builds of the library, for the test's failure message."""
+    cmp = subprocess.run(["cmp", "-l", str(local), str(remote)], capture_output=True, text=True)
+    differing = cmp.stdout.splitlines()
+    return {"sizes": [local.stat().st_size, remote.stat().st_size], "differing_bytes": len(differing),
+            "first_differences": differing[:20]}
+
+
+def main() -> int:
+    remote = ["--config=rocm_rbe", f"--remote_executor={os.environ['JAX_ROCM_RBE_EXECUTOR']}",
+              f"--remote_instance_name={os.environ['JAX_ROCM_RBE_INSTANCE']}"]
+    workspace = Path(tempfile.mkdtemp(prefix="jax-rocm-rbe-ws-"))
+    logs = Path(tempfile.mkdtemp(prefix="jax-rocm-rbe-logs-"))
+    results: dict = {}
+    try:
+        copy_workspace(CHECKOUT, workspace)
+        results["local"] = build(workspace, ["--config=rocm"], logs, "local")
+        bazel(workspace, "clean")
+        results["remote"] = build(workspace, remote, logs, "remote")
+        bazel(workspace, "clean")
+        results["cached"] = build(workspace, remote, logs, "cached")
+        differ = [n for n in ("remote", "cached") if results[n]["sha256"] != results["local"]["sha256"]]
+        if differ:
+            results["difference"] = {"kept_in": str(logs),
+                                     **{n: compare(logs / "local.so", logs / f"{n}.so") for n in differ}}
+    finally:
+        # Each copy has an output base of its own: do not leave it behind.
+        subprocess.run(["bazel", "clean", "--expunge"], cwd=workspace, capture_output=True, timeout=BAZEL_TIMEOUT)
+        shutil.rmtree(workspace, ignore_errors=True)
+        if "difference" not in results:
+            shutil.rmtree(logs, ignore_errors=True)
+    print(json.dumps(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""--config=rocm_rbe against a real REAPI cluster: BuildGrid + buildbox on loopback.
+
+One `sandbox.py run` starts the cluster (tools/rbe_cluster.py run) and, under it,
+tests/bazel/rbe_driver.py builds //tests/rocm/hip:libhip_kernels.so three times in a
+private copy of the checkout: locally, remotely, and remotely again after
+`bazel clean` (from the remote cache). About a minute when BuildGrid's venv exists.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import pytest
+
+from tests.conftest import CHECKOUT, sandbox
+
+pytestmark = pytest.mark.bazel
+
+# Below pytest-timeout's 1800 s, so that a hung cluster fails with its output. Killing
+# sandbox.py ends its PID namespace, and with it every process of the cluster.
+RUN_TIMEOUT = 1500
+
+
+@pytest.fixture(scope="module")
+def builds(sandbox_root) -> dict:
+    argv = ("run", "--", "python3", "tools/rbe_cluster.py", "run", "--", "python3", "tests/bazel/rbe_driver.py")
+    try:
+        result = sandbox(*argv, cwd=CHECKOUT, timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired as e:
+        stderr = (e.stderr or b"").decode(errors="replace")  # bytes even with text=True
+        pytest.fail(f"cluster + builds took over {RUN_TIMEOUT} s; last output:\n{stderr[-5000:]}")
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def runners(build: dict) -> set[str]:
+    return {runner for counts in build["runners"].values() for runner in counts}
+
+
+def test_every_action_runs_remotely_including_hip_compiles(builds):
+    local = builds["local"]
+    assert sum(local["runners"]["HipCompile"].values()) == 2 and not any("remote" in r for r in runners(local)), local
+    remote = builds["remote"]
+    # One HipCompile per .hip source (each compiles for both gfx90a and gfx942).
+    assert remote["runners"]["HipCompile"] == {"remote": 2}, remote
+    assert runners(remote) == {"remote"}, remote
+    assert re.search(r"\d+ remote\.$", remote["processes"]), remote["processes"]
+
+
+def test_rebuild_after_clean_comes_from_the_remote_cache(builds):
+    cached = builds["cached"]
+    assert re.search(r"\d+ remote cache hit", cached["processes"]), cached["processes"]
+    assert cached["runners"]["HipCompile"] == {"remote cache hit": 2}, cached
+    assert runners(cached) == {"remote cache hit"}, cached
+
+
+def test_remote_library_is_byte_identical_to_the_local_build(builds):
+    local = builds["local"]["sha256"]
+    assert (builds["remote"]["sha256"], builds["cached"]["sha256"]) == (local, local), builds.get("difference")
