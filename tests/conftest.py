@@ -54,6 +54,8 @@ def sandbox_root(request: pytest.FixtureRequest, sandbox_module) -> Path:
     # Let ensure's progress lines reach the terminal: a cold build is long.
     with request.config.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
         sandbox("ensure", f"--rocm={TEST_ROCM_PROFILE}", capture_output=False)
+        # Pinned PyPI archives (nanobind, XLA's FFI headers) into Bazel's distdir.
+        subprocess.run([sys.executable, str(CHECKOUT / "tools" / "prefetch.py")], check=True)
     root = sandbox_module.Paths.default().current.resolve()
     assert root.is_dir(), f"ensure succeeded but {root} is missing"
     return root

@@ -11,7 +11,7 @@ exports_files(["rocm_config.json", "build_defs.bzl"])
 cc_library(
     name = "rocm_headers",
     hdrs = %{all_hdrs},
-    includes = ["rocm/include"],
+    includes = ["toolkit/include"],
     defines = ["__HIP_PLATFORM_AMD__"],
 )
 %{libraries}

@@ -3,7 +3,7 @@ cc_library(
     name = "%{name}",
     hdrs = %{hdrs},
     srcs = %{srcs},
-    includes = ["rocm/include"],
+    includes = ["toolkit/include"],
     deps = %{deps},
     visibility = ["//visibility:public"],
 )

@@ -1,0 +1,16 @@
+// examples/jax stand-in (not JAX's file): the _hybrid extension module.
+#include "jaxlib/gpu/hybrid_kernels.h"
+#include "jaxlib/gpu/vendor.h"
+#include "jaxlib/kernel_nanobind_helpers.h"
+#include "nanobind/nanobind.h"
+
+namespace nb = nanobind;
+
+NB_MODULE(_hybrid, m) {
+  jax::MarkExampleModule(m);
+  m.def("registrations", []() {
+    nb::dict targets;
+    targets[JAX_GPU_PREFIX "_eig_real_ffi"] = jax::EncapsulateFfiHandler(EigRealFfi);
+    return targets;
+  });
+}

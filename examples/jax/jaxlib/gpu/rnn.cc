@@ -1,0 +1,16 @@
+// examples/jax stand-in (not JAX's file): the _rnn extension module.
+#include "jaxlib/gpu/rnn_kernels.h"
+#include "jaxlib/gpu/vendor.h"
+#include "jaxlib/kernel_nanobind_helpers.h"
+#include "nanobind/nanobind.h"
+
+namespace nb = nanobind;
+
+NB_MODULE(_rnn, m) {
+  jax::MarkExampleModule(m);
+  m.def("registrations", []() {
+    nb::dict targets;
+    targets[JAX_GPU_PREFIX "_rnn_ffi"] = jax::EncapsulateFfiHandler(RnnForwardFfi);
+    return targets;
+  });
+}

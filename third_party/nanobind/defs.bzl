@@ -1,0 +1,36 @@
+"""nanobind_extension: a Python extension module, built once per Python of @local_config_python.
+
+    nanobind_extension(name = "_prng", srcs = ["prng.cc"], deps = [":prng_kernels"])
+
+makes `_prng<EXT_SUFFIX>` for each Python (e.g. `_prng.cpython-314-x86_64-linux-gnu.so`,
+importable as `_prng`) and a filegroup `_prng` holding all of them. Only `PyInit_*`
+is exported; Python's own symbols stay undefined, as CPython extension modules require.
+"""
+
+load("@local_config_python//:defs.bzl", "EXT_SUFFIX", "PYTHON_VERSIONS")
+load("@rules_cc//cc:defs.bzl", "cc_binary")
+
+_VERSION_SCRIPT = Label("//third_party/nanobind:extension.lds")
+
+def nanobind_extension(name, srcs, deps = [], copts = [], linkopts = [], visibility = None, tags = [], **kwargs):
+    modules = []
+    for version in PYTHON_VERSIONS:
+        tag = version.replace(".", "_")
+        module = name + EXT_SUFFIX[version]
+        cc_binary(
+            name = module,
+            srcs = srcs,
+            copts = ["-std=c++17", "-fvisibility=hidden", "-fexceptions", "-fno-strict-aliasing"] + copts,
+            linkshared = True,
+            linkopts = ["-Wl,--version-script=$(location %s)" % _VERSION_SCRIPT] + linkopts,
+            additional_linker_inputs = [_VERSION_SCRIPT],
+            deps = deps + [
+                Label("//third_party/nanobind:nanobind_py" + tag),
+                "@local_config_python//:python_headers_" + tag,
+            ],
+            visibility = visibility,
+            tags = tags,
+            **kwargs
+        )
+        modules.append(module)
+    native.filegroup(name = name, srcs = modules, visibility = visibility, tags = tags)
