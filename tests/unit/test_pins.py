@@ -1,0 +1,110 @@
+"""Source pins: tools/update_pins.py, tools/prefetch.py and the override translation in tools/bazel."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CHECKOUT, load_module
+
+pytestmark = pytest.mark.unit
+
+update_pins = load_module("update_pins", CHECKOUT / "tools" / "update_pins.py")
+prefetch = load_module("prefetch", CHECKOUT / "tools" / "prefetch.py")
+bazel_hook = load_module("bazel_hook", CHECKOUT / "tools" / "bazel")
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def tarball(path: Path, top: str) -> Path:
+    with tarfile.open(path, "w:gz") as t:
+        data = b"workspace(name = 'xla')\n"
+        info = tarfile.TarInfo(f"{top}/WORKSPACE")
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+    return path
+
+
+@pytest.fixture
+def checkout(tmp_path, monkeypatch):
+    """A copy of the pins, so that update_pins.py rewrites files of the test's own."""
+    for pin in CHECKOUT.glob("third_party/*/pin.json"):
+        (tmp_path / pin.parent.relative_to(CHECKOUT)).mkdir(parents=True)
+        shutil.copy(pin, tmp_path / pin.relative_to(CHECKOUT))
+    monkeypatch.setattr(update_pins, "CHECKOUT", tmp_path)
+    return tmp_path
+
+
+def test_every_pin_is_complete_and_names_a_real_hash():
+    for path in CHECKOUT.glob("third_party/*/pin.json"):
+        pin = json.loads(path.read_text())
+        assert len(pin["sha256"]) == 64 and int(pin["sha256"], 16) >= 0, path
+        assert pin["urls"] and all(u.startswith("https://") for u in pin["urls"]), path
+        assert pin.get("commit") or pin.get("version"), path
+
+
+def test_update_from_a_local_archive_rewrites_hash_and_commit(checkout, tmp_path, capsys):
+    archive = tarball(tmp_path / "xla.tar.gz", f"xla-{COMMIT}")
+    assert update_pins.main(["xla", "--commit", COMMIT, "--archive", str(archive)]) == 0
+    pin = json.loads((checkout / "third_party/xla/pin.json").read_text())
+    assert pin["commit"] == COMMIT and pin["sha256"] == hashlib.sha256(archive.read_bytes()).hexdigest()
+    assert pin["strip_prefix"] == "xla-{commit}" and pin["urls"] == ["https://github.com/openxla/xla/archive/{commit}.tar.gz"]
+    assert f"commit: 5a9e73cbd92530cac2ac36f4736a774b2412afe2 -> {COMMIT}" in capsys.readouterr().out
+
+
+def test_an_archive_of_another_commit_is_refused_and_the_pin_kept(checkout, tmp_path, capsys):
+    before = (checkout / "third_party/xla/pin.json").read_text()
+    archive = tarball(tmp_path / "xla.tar.gz", "xla-ffffffffffffffffffffffffffffffffffffffff")
+    assert update_pins.main(["xla", "--commit", COMMIT, "--archive", str(archive)]) == 1
+    assert f"the archive has no xla-{COMMIT}/" in capsys.readouterr().err
+    assert (checkout / "third_party/xla/pin.json").read_text() == before
+    assert update_pins.main(["nonesuch", "--commit", COMMIT, "--archive", str(archive)]) == 1
+    assert "pins: jax, nanobind, xla, xla_ffi_headers" in capsys.readouterr().err
+
+
+def test_prefetch_selects_exactly_the_pinned_wheel_files():
+    wheels, others = prefetch.pinned_wheels()
+    by_name = {w.filename: w for w in wheels}
+    jaxlib = by_name["jaxlib-0.10.2-cp311-cp311-manylinux_2_27_x86_64.whl"]
+    assert jaxlib.pip_args() == ["--no-deps", "--only-binary=:all:", "jaxlib==0.10.2", "--platform", "manylinux_2_27_x86_64",
+                                 "--abi", "cp311", "--python-version", "311"]
+    assert by_name["nanobind-3.1.0-py3-none-any.whl"].pip_args() == ["--no-deps", "--only-binary=:all:", "nanobind==3.1.0"]
+    assert {p.parent.name for p in others} == {"xla", "jax"}
+
+
+@pytest.mark.parametrize("spelling", ["--override_repository=xla={d}", "--override_repository=@xla={d}",
+                                      "--override_repository=@@xla={d}"])
+def test_every_spelling_of_an_override_becomes_the_canonical_name(tmp_path, spelling):
+    args = ["build", "--config=rocm", spelling.format(d=tmp_path), "//:xla_rocm_plugin"]
+    assert bazel_hook.translate(args, 7, Path("/")) == ["build", "--config=rocm", f"--override_repository=_main~sources~xla={tmp_path}", "//:xla_rocm_plugin"]
+    assert bazel_hook.translate(args, 8, Path("/"))[2] == f"--override_repository=+sources+xla={tmp_path}"
+
+
+def test_overrides_resolve_relative_paths_and_leave_the_rest_alone(tmp_path):
+    (tmp_path / "src" / "jax").mkdir(parents=True)
+    args = ["build", "--override_repository", "jax=src/jax", "--override_repository=zlib=/x", "--", "--override_repository=xla=y"]
+    assert bazel_hook.translate(args, 7, tmp_path) == [
+        "build", "--override_repository", f"_main~sources~jax={tmp_path / 'src' / 'jax'}", "--override_repository=zlib=/x",
+        "--", "--override_repository=xla=y"]
+
+
+def test_a_missing_override_directory_fails_before_bazel_runs(tmp_path):
+    env = {"BAZEL_REAL": "/bin/echo", "PATH": "/usr/bin:/bin"}
+    fake_version = tmp_path / "bazel"
+    fake_version.write_text("#!/bin/sh\necho bazel 7.7.1\n")
+    fake_version.chmod(0o755)
+    env["BAZEL_REAL"] = str(fake_version)
+    result = subprocess.run([sys.executable, str(CHECKOUT / "tools" / "bazel"), "build", "--override_repository=xla=/nonexistent"],
+                            env=env, capture_output=True, text=True)
+    assert result.returncode == 2 and "tools/bazel: --override_repository=xla=/nonexistent: /nonexistent is not a directory" in result.stderr
+    echoed = subprocess.run([sys.executable, str(CHECKOUT / "tools" / "bazel"), "build", f"--override_repository=xla={tmp_path}"],
+                            env=env, capture_output=True, text=True)
+    assert echoed.stdout.strip() == "bazel 7.7.1", "the real Bazel ran (here a stand-in that prints its version)"

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Rewrite a source pin (third_party/<name>/pin.json) from an archive, never by hand.
+
+    python3 tools/update_pins.py xla --commit 5a9e73cb... --archive /tmp/xla.tar.gz   # offline
+    python3 tools/update_pins.py xla --commit 5a9e73cb...                             # downloads the pin's URL
+    python3 tools/update_pins.py nanobind --version 3.1.0 --url https://.../nanobind-3.1.0-py3-none-any.whl --archive nb.whl
+
+The sha256 is computed from the archive (streamed, any size), and the archive is
+checked to hold the pin's strip_prefix (e.g. xla-<commit>/) before the pin is written,
+so a pin can only name an archive that Bazel will accept. Prints the old and new pin.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import sys
+import tarfile
+import tempfile
+import urllib.request
+import zipfile
+from pathlib import Path
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+class PinError(Exception):
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Update:
+    version: str  # a commit for source trees, a release for wheels
+    sha256: str
+    url: str | None = None  # None: keep the pin's URL template
+
+
+def pin_path(name: str) -> Path:
+    path = CHECKOUT / "third_party" / name / "pin.json"
+    if not path.is_file():
+        known = sorted(p.parent.name for p in (CHECKOUT / "third_party").glob("*/pin.json"))
+        raise PinError(f"no pin named {name!r}; pins: {', '.join(known)}")
+    return path
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def top_level_names(archive: Path) -> set[str]:
+    """First path components of every member (tar of any compression, or zip/wheel)."""
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as z:
+            return {n.split("/", 1)[0] for n in z.namelist()}
+    try:
+        with tarfile.open(archive) as t:
+            return {m.name.lstrip("./").split("/", 1)[0] for m in t}
+    except tarfile.TarError as exc:
+        raise PinError(f"{archive} is neither a tar nor a zip archive: {exc}") from exc
+
+
+def updated_pin(pin: dict, update: Update, tops: set[str]) -> dict:
+    """The pin with the new version, hash and URL, after checking the archive's layout."""
+    new = dict(pin)
+    key = "commit" if "commit" in pin else "version"
+    new[key] = update.version
+    new["sha256"] = update.sha256
+    if update.url:
+        new["urls"] = [update.url]
+    prefix = new.get("strip_prefix", "").replace("{commit}", update.version)
+    if prefix and prefix.split("/", 1)[0] not in tops:
+        raise PinError(f"the archive has no {prefix}/ (its top level: {', '.join(sorted(tops)) or 'nothing'}); "
+                       "is it the archive of that commit?")
+    return new
+
+
+def download(url: str, dest: Path) -> None:
+    print(f"update_pins: downloading {url}", file=sys.stderr)
+    with urllib.request.urlopen(url, timeout=60) as response, open(dest, "wb") as out:
+        while block := response.read(1 << 20):
+            out.write(block)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("name", help="the pin: xla, jax, nanobind, xla_ffi_headers")
+    version = parser.add_mutually_exclusive_group(required=True)
+    version.add_argument("--commit", help="the commit a source archive was made from")
+    version.add_argument("--version", help="the release a wheel pin names")
+    parser.add_argument("--archive", type=Path, help="the archive on disk (offline); default: download the pin's URL")
+    parser.add_argument("--url", help="a new download URL ({commit} is replaced); default: keep the pin's")
+    args = parser.parse_args(argv)
+    try:
+        path = pin_path(args.name)
+        pin = json.loads(path.read_text())
+        wanted = args.commit or args.version
+        url = (args.url or pin["urls"][0]).replace("{commit}", wanted)
+        with tempfile.TemporaryDirectory() as tmp:
+            archive = args.archive
+            if archive is None:
+                archive = Path(tmp) / "archive"
+                download(url, archive)
+            if not archive.is_file():
+                raise PinError(f"{archive} is not a file")
+            new = updated_pin(pin, Update(wanted, sha256_of(archive), args.url), top_level_names(archive))
+    except (PinError, OSError) as exc:
+        print(f"update_pins: {exc}", file=sys.stderr)
+        return 1
+    path.write_text(json.dumps(new, indent=2) + "\n")
+    for key in ("commit", "version", "sha256", "urls"):
+        if pin.get(key) != new.get(key):
+            print(f"{path.relative_to(CHECKOUT)}: {key}: {pin.get(key)} -> {new.get(key)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
