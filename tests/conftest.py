@@ -70,3 +70,12 @@ def in_sandbox(sandbox_root):
         return sandbox("run", "--", *cmd, check=check, **kwargs)
 
     return run
+
+
+@pytest.fixture
+def scratch_checkout(tmp_path) -> Path:
+    """A copy of this checkout under /tmp (visible in the sandbox): a private Bazel output base."""
+    sys.path.insert(0, str(CHECKOUT / "tools"))
+    from copy_workspace import copy_workspace
+
+    return copy_workspace(tmp_path / "checkout")

@@ -20,7 +20,6 @@ import argparse
 import collections
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -29,6 +28,8 @@ import time
 from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(CHECKOUT / "tools"))
+from copy_workspace import copy_workspace  # noqa: E402
 TARGET = "//tests/rocm/hip:libhip_kernels.so"
 EDITED = "tests/rocm/hip/scale.hip"
 
@@ -44,20 +45,10 @@ def executed_mnemonics(log: Path) -> collections.Counter:
     return counts
 
 
-def copy_workspace(dest: Path) -> None:
-    files = subprocess.run(["git", "-C", str(CHECKOUT), "ls-files", "-co", "--exclude-standard", "-z"],
-                           check=True, capture_output=True, text=True).stdout.split("\0")
-    for name in filter(None, files):
-        source = CHECKOUT / name
-        if source.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, dest / name)
-
-
 def inside(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-hip-") as tmp:
         workspace = Path(tmp) / "ws"
-        copy_workspace(workspace)
+        copy_workspace(workspace)  # tools/copy_workspace.py
         flags = ["--config=rocm", f"--//rocm:amdgpu_targets={args.targets}"]
 
         def build(log: Path | None = None) -> float:

@@ -22,23 +22,14 @@ from collections import Counter
 from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(CHECKOUT / "tools"))
+from copy_workspace import copy_workspace  # noqa: E402
+
 TARGET = "//tests/rocm/hip:libhip_kernels.so"
 OUTPUT = "bazel-bin/tests/rocm/hip/libhip_kernels.so"
 AMDGPU_TARGETS = "--//rocm:amdgpu_targets=gfx90a,gfx942"
 # One build takes well under a minute here; a hung executor must fail the test, not stall it.
 BAZEL_TIMEOUT = 900
-
-
-def copy_workspace(checkout: Path, dest: Path) -> None:
-    """Tracked and untracked-but-not-ignored files: what a fresh clone plus local edits has."""
-    names = subprocess.run(["git", "-C", str(checkout), "ls-files", "-co", "--exclude-standard", "-z"],
-                           check=True, capture_output=True).stdout.decode().split("\0")
-    for name in filter(None, names):
-        src = checkout / name
-        if not src.exists() and not src.is_symlink():  # deleted in the work tree
-            continue
-        (dest / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dest / name, follow_symlinks=False)
 
 
 def bazel(workspace: Path, *args: str) -> str:
@@ -111,7 +102,7 @@ def main() -> int:
     logs = Path(tempfile.mkdtemp(prefix="jax-rocm-rbe-logs-"))
     results: dict = {}
     try:
-        copy_workspace(CHECKOUT, workspace)
+        copy_workspace(workspace, CHECKOUT)
         results["local"] = build(workspace, ["--config=rocm"], logs, "local")
         bazel(workspace, "clean")
         results["remote"] = build(workspace, remote, logs, "remote")

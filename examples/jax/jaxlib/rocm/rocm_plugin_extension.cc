@@ -19,7 +19,7 @@ int GetDeviceOrdinal(std::uintptr_t data_ptr) {
   gpuError_t error =
       gpuPointerGetAttributes(&attributes, reinterpret_cast<void*>(data_ptr));
   if (error != gpuSuccess) {
-    gpuGetLastError();  // clear the sticky error for the next call
+    (void)gpuGetLastError();  // clear the sticky error for the next call
     throw std::runtime_error(std::string("get_device_ordinal: ") +
                              gpuGetErrorName(error) + " (" +
                              gpuGetErrorString(error) + ")");
