@@ -63,3 +63,14 @@ def test_preflight_builds_every_native_artifact_offline_from_a_clean_output_base
         assert "//tests/native:pjrt_plugin_test" in log and "2 tests pass" in log
     finally:
         sandbox("run", "--", "bazel", "shutdown", cwd=scratch_checkout, check=False)
+
+
+def test_a_missing_symbol_in_the_plugin_fails_at_link_time(sandbox_root, scratch_checkout):
+    """-Wl,--no-undefined: an unresolved symbol stops the build instead of the first `import`."""
+    source = scratch_checkout / "examples/xla/xla/pjrt/c/pjrt_c_api_gpu.cc"
+    source.write_text(source.read_text() + '\nextern "C" int jax_rocm_symbol_nobody_defines();\n'
+                      'extern "C" int jax_rocm_calls_it() { return jax_rocm_symbol_nobody_defines(); }\n')
+    result = sandbox("run", "--", "sh", "-c", "bazel build --config=rocm --override_repository=xla=examples/xla "
+                     "//:xla_rocm_plugin; status=$?; bazel shutdown; exit $status", cwd=scratch_checkout, check=False)
+    assert result.returncode != 0
+    assert "undefined reference to `jax_rocm_symbol_nobody_defines'" in result.stderr
