@@ -105,6 +105,7 @@ def _write_unconfigured(rctx, reason, advice):
         "%{supported_amdgpu_targets}": "[]",
         "%{dist_amdgpu_targets}": "[]",
         "%{compiler_description}": repr("no compiler (ROCm is not configured)"),
+        "%{build_info}": "{}",
         "%{unconfigured_message}": repr(advice),
     })
     rctx.file("rocm_config.json", json.encode_indent({"configured": False, "reason": reason, "advice": advice}) + "\n")
@@ -194,6 +195,13 @@ def _rocm_configure_impl(rctx):
         "%{supported_amdgpu_targets}": repr(config["amdgpu_targets_supported"]),
         "%{dist_amdgpu_targets}": repr((config.get("therock") or {}).get("dist_amdgpu_targets", [])),
         "%{compiler_description}": repr("clang %s of ROCm %s" % (config["clang_version"] or "(unknown version)", config["rocm_version"])),
+        "%{build_info}": repr({
+            "rocm_version": config["rocm_version"],
+            "hip_version": config["hip_version"],
+            "clang_version": config["clang_version"] or "",
+            "layout": config["layout"],
+            "source": description,
+        }),
         "%{unconfigured_message}": "None",
     })
     _write_xla_compatibility(rctx)

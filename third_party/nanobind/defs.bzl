@@ -22,7 +22,9 @@ def nanobind_extension(name, srcs, deps = [], copts = [], linkopts = [], visibil
             srcs = srcs,
             copts = ["-std=c++17", "-fvisibility=hidden", "-fexceptions", "-fno-strict-aliasing"] + copts,
             linkshared = True,
-            linkopts = ["-Wl,--version-script=$(location %s)" % _VERSION_SCRIPT] + linkopts,
+            # libstdc++ is linked in: the build host's may be newer than the users' (the
+            # sandbox is Debian sid), and manylinux allows only old GLIBCXX versions.
+            linkopts = ["-Wl,--version-script=$(location %s)" % _VERSION_SCRIPT, "-static-libstdc++", "-static-libgcc"] + linkopts,
             additional_linker_inputs = [_VERSION_SCRIPT],
             deps = deps + [
                 Label("//third_party/nanobind:nanobind_py" + tag),

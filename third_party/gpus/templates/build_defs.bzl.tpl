@@ -6,6 +6,7 @@ _AMDGPU_TARGETS = %{amdgpu_targets}
 _SUPPORTED_AMDGPU_TARGETS = %{supported_amdgpu_targets}
 _DIST_AMDGPU_TARGETS = %{dist_amdgpu_targets}
 _COMPILER_DESCRIPTION = %{compiler_description}
+_BUILD_INFO = %{build_info}
 _UNCONFIGURED_MESSAGE = %{unconfigured_message}
 
 def is_rocm_configured():
@@ -35,6 +36,10 @@ def rocm_dist_amdgpu_targets():
 def rocm_compiler_description():
     """'clang 22.1.8 of ROCm 7.2.4', for messages."""
     return _COMPILER_DESCRIPTION
+
+def rocm_build_info():
+    """What the toolkit is, for wheel metadata: rocm_version, hip_version, clang_version, layout, source."""
+    return _BUILD_INFO
 
 def rocm_version_number():
     """XLA's encoding of the ROCm release: 7.2.4 -> 70204 (0 when unconfigured)."""
