@@ -1,0 +1,613 @@
+"""tools/wheel_builder.py on small synthetic specs: versions, metadata, archive layout, determinism.
+
+The wheels are read back with the readers pip's world uses (packaging's metadata and
+wheel-name parsers, email.parser, configparser, wheel.wheelfile.WheelFile, which checks
+RECORD's hashes on read); everything is written under tmp_path. The real wheels are
+checked in tests/e2e.
+"""
+
+from __future__ import annotations
+
+import configparser
+import csv
+import email.parser
+import hashlib
+import io
+import json
+import os
+import time
+import zipfile
+import zlib
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CHECKOUT, load_module
+
+pytestmark = pytest.mark.unit
+
+wb = load_module("wheel_builder", CHECKOUT / "tools" / "wheel_builder.py")
+
+CI_BUILD = CHECKOUT / "build" / "ci_build"
+DIST = "jax_rocm7_pjrt"
+PROJECT = "jax-rocm7-pjrt"
+DEV = {"base": "0.7.1", "kind": "dev", "date": "20250102", "commit": "ABCDEF0123456789", "local": "rocm7.2.4"}
+DEV_VERSION = "0.7.1.dev20250102+gabcdef0.rocm7.2.4"
+TAG = "py3-none-manylinux_2_28_x86_64"
+EPOCH = 1700000000  # 2023-11-14 22:13:20 UTC; even seconds, as zip's 2 s resolution needs
+
+
+def canonical(text: str) -> str:
+    """packaging's canonical form of a version string."""
+    version = pytest.importorskip("packaging.version")
+    return str(version.Version(text))
+
+
+def read_wheel(path: Path):
+    """The wheel opened with wheel.wheelfile.WheelFile: reading a member checks it against RECORD."""
+    wheelfile = pytest.importorskip("wheel.wheelfile")
+    return wheelfile.WheelFile(path)
+
+
+def spec_data(tmp_path: Path, **overrides) -> dict:
+    """A spec as wheel/private/wheel.bzl writes it, with its sources under tmp_path/src."""
+    src = tmp_path / "src"
+    (src / "nested").mkdir(parents=True, exist_ok=True)
+    (src / "__init__.py").write_text("from .loader import *\n")
+    (src / "libplugin.so").write_bytes(b"\x7fELF" + bytes(range(256)) * 64)
+    (src / "nested" / "helper.py").write_text("def f():\n    return 1\n")
+    (src / "DESCRIPTION.md").write_text("# JAX ROCm plugin\n\nThe **PJRT** plugin.\n\nSecond paragraph: colons: fine.\n")
+    data = {
+        "distribution": DIST,
+        "version": dict(DEV),
+        "python_tag": "py3",
+        "abi_tag": "none",
+        "platform_tag": "manylinux_2_28_x86_64",
+        "summary": "JAX XLA PJRT Plugin for AMD GPUs (ROCm 7.2.4)",
+        "description_file": "src/DESCRIPTION.md",
+        "requires_python": ">=3.11",
+        "requires_dist": ["jax-rocm7-plugin=={version}", "numpy>=2"],
+        "extras": {"with-rocm": ["amd_rocm_hip_runtime_instinct", "amd_hipblas_instinct>=7.2"]},
+        "classifiers": ["Environment :: GPU", "Programming Language :: Python :: 3"],
+        "license": "Apache-2.0",
+        "home_page": "https://github.com/jax-ml/jax",
+        "author": "JAX team and jax-rocm-build",
+        "entry_points": {"jax_plugins": {"xla_rocm7": "jax_plugins.xla_rocm7"},
+                         "console_scripts": {"rocm-info": "jax_plugins.xla_rocm7.info:main"}},
+        # Deliberately unsorted: the archive sorts them.
+        "files": [
+            {"src": "src/libplugin.so", "dest": "jax_plugins/xla_rocm7/libplugin.so", "executable": True},
+            {"src": "src/nested/helper.py", "dest": "jax_plugins/xla_rocm7/nested/helper.py"},
+            {"src": "src/__init__.py", "dest": "jax_plugins/xla_rocm7/__init__.py"},
+        ],
+        "root_is_purelib": False,
+        "build_info": {"dest": "jax_plugins/xla_rocm7/build_info.json",
+                       "data": {"built_by": "jax-rocm-build", "rocm_version": "7.2.4", "amdgpu_targets": ["gfx942"]}},
+    }
+    data.update(overrides)
+    return data
+
+
+def make_spec(tmp_path: Path, **overrides):
+    return wb.spec_from_json(spec_data(tmp_path, **overrides), tmp_path)
+
+
+@pytest.fixture
+def built(tmp_path):
+    """(spec, wheel path) of the full example spec."""
+    spec = make_spec(tmp_path)
+    return spec, wb.write_wheel(spec, tmp_path / "out", timestamp=EPOCH, workers=1)
+
+
+# --- PEP 440 versions --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("pieces, expected", [
+    ({"base": "0.7.1"}, "0.7.1"),
+    ({"base": "0.7.1", "kind": "release", "commit": "abcdef0"}, "0.7.1"),  # a release ignores the commit
+    ({"base": "0.7.1", "kind": "nightly", "date": "20250102"}, "0.7.1.dev20250102"),
+    ({"base": "0.7.1", "kind": "dev", "date": "20250102", "commit": "abcdef0123"}, "0.7.1.dev20250102+gabcdef0"),
+    ({"base": "0.7.1", "kind": "dev", "date": "20250102", "commit": "ABCDEF0"}, "0.7.1.dev20250102+gabcdef0"),
+    ({"base": "0.7.1", "post": 1}, "0.7.1.post1"),
+    ({"base": "0.7.1", "kind": "nightly", "date": "20250102", "post": 2}, "0.7.1.post2.dev20250102"),
+    ({"base": "0.7.1", "local": "rocm7.2.4"}, "0.7.1+rocm7.2.4"),
+    ({"base": "0.7.1", "local": "ROCm7.2.4"}, "0.7.1+rocm7.2.4"),
+    ({"base": "0.7.1", "kind": "nightly", "date": "20250102", "local": "rocm7.2.4"}, "0.7.1.dev20250102+rocm7.2.4"),
+    ({**DEV, "post": 3}, "0.7.1.post3.dev20250102+gabcdef0.rocm7.2.4"),
+    (DEV, DEV_VERSION),
+])
+def test_pep440_versions_are_canonical(pieces, expected):
+    version = wb.Version(**pieces).pep440()
+    assert version == expected
+    assert canonical(version) == version
+
+
+def test_post_and_dev_order_as_pep440_says():
+    pkg_version = pytest.importorskip("packaging.version").Version
+    release = pkg_version(wb.Version("0.7.1").pep440())
+    post = pkg_version(wb.Version("0.7.1", post=1).pep440())
+    post_dev = pkg_version(wb.Version("0.7.1", "nightly", "20250102", post=1).pep440())
+    nightly = pkg_version(wb.Version("0.7.1", "nightly", "20250102").pep440())
+    assert nightly < release < post_dev < post
+    assert post_dev.is_devrelease and post_dev.post == 1
+    dev = pkg_version(wb.Version(**DEV).pep440())
+    assert dev.local == "gabcdef0.rocm7.2.4" and dev.public == "0.7.1.dev20250102"
+
+
+def ci_build_option_named(message: str) -> str:
+    """The `ci_build --flag` an error message tells the user to set."""
+    tail = message.split("ci_build ", 1)[1]
+    return tail.split("=")[0].split(")")[0].split()[0]
+
+
+@pytest.mark.parametrize("pieces, flag", [
+    ({"base": "0.7.1", "kind": "nightly"}, "--wheel-date"),
+    ({"base": "0.7.1", "kind": "dev", "commit": "abcdef0"}, "--wheel-date"),
+    ({"base": "0.7.1", "kind": "nightly", "date": "2025-01-02"}, "--wheel-date"),
+    ({"base": "0.7.1", "kind": "dev", "date": "20250102"}, "--wheel-commit"),
+    ({"base": "0.7.1", "kind": "dev", "date": "20250102", "commit": "abc12"}, "--wheel-commit"),
+    ({"base": "0.7.1", "kind": "dev", "date": "20250102", "commit": "not-a-sha"}, "--wheel-commit"),
+    ({"base": "0.7.1", "post": -1}, "--wheel-post-release"),
+    ({"base": "0.7"}, "--wheel-version"),
+    ({"base": "0.7.1rc1"}, "--wheel-version"),
+    ({"base": "v0.7.1"}, "--wheel-version"),
+])
+def test_missing_or_bad_pieces_name_the_ci_build_flag(pieces, flag):
+    with pytest.raises(wb.SpecError) as error:
+        wb.Version(**pieces).pep440()
+    assert f"ci_build {flag}" in str(error.value)
+    assert ci_build_option_named(str(error.value)) == flag
+
+
+@pytest.mark.parametrize("flag", ["--wheel-date", "--wheel-commit", "--wheel-post-release"])
+def test_named_ci_build_flags_exist(flag):
+    assert f'add_argument("{flag}"' in CI_BUILD.read_text()
+
+
+def test_other_bad_version_pieces_are_rejected():
+    with pytest.raises(wb.SpecError, match="not one of release, nightly, dev"):
+        wb.Version("0.7.1", kind="weekly").pep440()
+    with pytest.raises(wb.SpecError, match="local version"):
+        wb.Version("0.7.1", local="rocm 7").pep440()
+    with pytest.raises(wb.SpecError, match="local version"):
+        wb.Version("0.7.1", local="rocm7..2").pep440()
+
+
+# --- names and the file name -------------------------------------------------------------------
+
+@pytest.mark.parametrize("distribution", ["jax_rocm7_pjrt", "jax-rocm7-pjrt", "Jax.ROCm7__pjrt", "JAX_rocm7-_.pjrt"])
+def test_names_are_normalised(distribution):
+    spec = wb.WheelSpec(distribution, wb.Version(**DEV), "s", (), platform_tag="manylinux_2_28_x86_64")
+    assert spec.project_name == PROJECT
+    assert spec.file_stem == DIST
+    assert spec.filename() == f"{DIST}-{DEV_VERSION}-{TAG}.whl"
+    assert spec.dist_info == f"{DIST}-{DEV_VERSION}.dist-info"
+    assert f"Name: {PROJECT}\n" in wb.metadata_text(spec)
+
+
+def test_file_name_parses_back(built):
+    utils = pytest.importorskip("packaging.utils")
+    spec, path = built
+    assert path.name == f"{DIST}-{DEV_VERSION}-{TAG}.whl"
+    name, version, build, tags = utils.parse_wheel_filename(path.name)
+    assert (name, str(version), build) == (PROJECT, DEV_VERSION, ())
+    assert {str(t) for t in tags} == {"py3-none-manylinux_2_28_x86_64"}
+
+
+@pytest.mark.parametrize("tags", [{"python_tag": "py-3"}, {"abi_tag": "CP311"}, {"platform_tag": "linux x86_64"}])
+def test_bad_tags_are_rejected(tmp_path, tags):
+    spec = make_spec(tmp_path, **tags)
+    with pytest.raises(wb.SpecError, match="wheel tag"):
+        spec.filename()
+
+
+# --- METADATA, WHEEL, entry_points.txt, build_info.json ----------------------------------------
+
+def test_metadata_fields_parse_back(built):
+    metadata = pytest.importorskip("packaging.metadata")
+    spec, path = built
+    with read_wheel(path) as wheel:
+        text = wheel.read(f"{spec.dist_info}/METADATA").decode("utf-8")
+    parsed = metadata.Metadata.from_email(text, validate=True)
+    assert str(parsed.metadata_version) == "2.4"
+    assert parsed.name == PROJECT and str(parsed.version) == DEV_VERSION
+    assert parsed.summary == "JAX XLA PJRT Plugin for AMD GPUs (ROCm 7.2.4)"
+    assert parsed.license_expression == "Apache-2.0"
+    assert str(parsed.requires_python) == ">=3.11"
+    assert parsed.classifiers == ["Environment :: GPU", "Programming Language :: Python :: 3"]
+    assert parsed.provides_extra == ["with-rocm"]
+    assert [str(r) for r in parsed.requires_dist] == [
+        f"jax-rocm7-plugin=={DEV_VERSION}",
+        "numpy>=2",
+        'amd_rocm_hip_runtime_instinct; extra == "with-rocm"',
+        'amd_hipblas_instinct>=7.2; extra == "with-rocm"',
+    ]
+    extra_reqs = [r for r in parsed.requires_dist if r.marker]
+    assert all(r.marker.evaluate({"extra": "with-rocm"}) and not r.marker.evaluate({"extra": ""}) for r in extra_reqs)
+    assert parsed.description_content_type == "text/markdown"
+    assert parsed.description == "# JAX ROCm plugin\n\nThe **PJRT** plugin.\n\nSecond paragraph: colons: fine.\n"
+    assert parsed.home_page == "https://github.com/jax-ml/jax"
+    assert parsed.author == "JAX team and jax-rocm-build"
+
+
+def test_metadata_headers_and_body_with_email_parser(tmp_path):
+    spec = make_spec(tmp_path)
+    message = email.parser.Parser().parsestr(wb.metadata_text(spec))
+    assert message["Metadata-Version"] == "2.4"
+    assert message["Name"] == PROJECT and message["Version"] == DEV_VERSION
+    assert message.get_all("Requires-Dist")[0] == f"jax-rocm7-plugin=={DEV_VERSION}"
+    assert [r for r in message.get_all("Requires-Dist") if r.endswith('; extra == "with-rocm"')] == [
+        'amd_rocm_hip_runtime_instinct; extra == "with-rocm"', 'amd_hipblas_instinct>=7.2; extra == "with-rocm"']
+    assert message["License-Expression"] == "Apache-2.0" and message["License"] is None
+    assert message.get_payload() == "# JAX ROCm plugin\n\nThe **PJRT** plugin.\n\nSecond paragraph: colons: fine.\n"
+
+
+def test_minimal_metadata_has_no_optional_fields():
+    spec = wb.WheelSpec(DIST, wb.Version("0.7.1"), "s", ())
+    assert wb.metadata_text(spec) == "Metadata-Version: 2.4\nName: jax-rocm7-pjrt\nVersion: 0.7.1\nSummary: s\n"
+
+
+def test_multiline_metadata_values_are_rejected():
+    spec = wb.WheelSpec(DIST, wb.Version("0.7.1"), "one\nSecond-Header: injected", ())
+    with pytest.raises(wb.SpecError, match="Summary must be one line"):
+        wb.metadata_text(spec)
+
+
+def test_wheel_file(built):
+    spec, path = built
+    with read_wheel(path) as wheel:
+        message = email.parser.Parser().parsestr(wheel.read(f"{spec.dist_info}/WHEEL").decode())
+    assert message["Wheel-Version"] == "1.0"
+    assert message["Root-Is-Purelib"] == "false"
+    assert message.get_all("Tag") == [TAG]
+    assert message["Generator"] == wb.GENERATOR
+
+
+def test_purelib_wheel_says_true(tmp_path):
+    assert "Root-Is-Purelib: true\n" in wb.wheel_text(make_spec(tmp_path, root_is_purelib=True))
+
+
+def test_entry_points_parse_with_configparser(built):
+    spec, path = built
+    with read_wheel(path) as wheel:
+        text = wheel.read(f"{spec.dist_info}/entry_points.txt").decode()
+    parser = configparser.ConfigParser(delimiters=("=",), interpolation=None)
+    parser.optionxform = str
+    parser.read_string(text)
+    assert parser.sections() == ["console_scripts", "jax_plugins"]
+    assert dict(parser["jax_plugins"]) == {"xla_rocm7": "jax_plugins.xla_rocm7"}
+    assert dict(parser["console_scripts"]) == {"rocm-info": "jax_plugins.xla_rocm7.info:main"}
+
+
+def test_no_entry_points_file_without_entry_points(tmp_path):
+    spec = make_spec(tmp_path, entry_points={})
+    names = [e.name for e in wb.plan_entries(spec)]
+    assert not any(n.endswith("entry_points.txt") for n in names)
+
+
+def test_build_info_gets_plugin_version(built):
+    spec, path = built
+    with read_wheel(path) as wheel:
+        info = json.loads(wheel.read("jax_plugins/xla_rocm7/build_info.json"))
+    assert info == {"built_by": "jax-rocm-build", "rocm_version": "7.2.4", "amdgpu_targets": ["gfx942"],
+                    "plugin_version": DEV_VERSION}
+
+
+# --- RECORD, order, modes, timestamps ----------------------------------------------------------
+
+def test_record_matches_every_entry(built):
+    spec, path = built
+    with read_wheel(path) as wheel:  # WheelFile raises WheelError on a hash mismatch
+        contents = {name: wheel.read(name) for name in wheel.namelist()}
+    record_name = f"{spec.dist_info}/RECORD"
+    rows = list(csv.reader(io.StringIO(contents[record_name].decode())))
+    assert rows[-1] == [record_name, "", ""]
+    assert {r[0] for r in rows} == set(contents)
+    for name, digest, size in rows[:-1]:
+        assert digest == wb.record_hash(hashlib.sha256(contents[name]).digest())
+        assert int(size) == len(contents[name])
+    assert contents["jax_plugins/xla_rocm7/libplugin.so"] == spec.files[0].src.read_bytes()
+
+
+def test_record_hash_form():
+    assert wb.record_hash(hashlib.sha256(b"").digest()) == "sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU"
+
+
+def test_wheelfile_rejects_a_tampered_member(built, tmp_path):
+    """The negative control: WheelFile really does check what RECORD says."""
+    errors = pytest.importorskip("wheel.wheelfile")
+    spec, path = built
+    tampered = tmp_path / "tampered" / path.name
+    tampered.parent.mkdir()
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(tampered, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            dst.writestr(info, data + b"#" if info.filename.endswith("__init__.py") else data)
+    with read_wheel(tampered) as wheel, pytest.raises(errors.WheelError, match="Hash mismatch"):
+        wheel.read("jax_plugins/xla_rocm7/__init__.py")
+
+
+def test_entry_order_payload_sorted_dist_info_last_record_last(built):
+    spec, path = built
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+    dist_info = spec.dist_info
+    assert names == [
+        "jax_plugins/xla_rocm7/__init__.py",
+        "jax_plugins/xla_rocm7/build_info.json",
+        "jax_plugins/xla_rocm7/libplugin.so",
+        "jax_plugins/xla_rocm7/nested/helper.py",
+        "jax_plugins/xla_rocm7/version.py",
+        f"{dist_info}/METADATA",
+        f"{dist_info}/WHEEL",
+        f"{dist_info}/entry_points.txt",
+        f"{dist_info}/RECORD",
+    ]
+    assert [e.name for e in wb.plan_entries(spec)] == names[:-1]
+
+
+def test_modes_and_timestamp(built):
+    _, path = built
+    with zipfile.ZipFile(path) as archive:
+        infos = archive.infolist()
+    modes = {i.filename.rsplit("/", 1)[-1]: i.external_attr >> 16 for i in infos}
+    assert modes["libplugin.so"] == 0o100755
+    assert {m for n, m in modes.items() if n != "libplugin.so"} == {0o100644}
+    assert {i.create_system for i in infos} == {3}
+    assert {i.compress_type for i in infos} == {zipfile.ZIP_DEFLATED}
+    assert {i.date_time for i in infos} == {time.gmtime(EPOCH)[:6]} == {(2023, 11, 14, 22, 13, 20)}
+
+
+@pytest.mark.parametrize("environ, expected", [
+    ({}, wb.EPOCH_1980),
+    ({"SOURCE_DATE_EPOCH": ""}, wb.EPOCH_1980),
+    ({"SOURCE_DATE_EPOCH": "0"}, wb.EPOCH_1980),
+    ({"SOURCE_DATE_EPOCH": "315532799"}, wb.EPOCH_1980),
+    ({"SOURCE_DATE_EPOCH": " 1700000000\n"}, 1700000000),
+])
+def test_source_date_epoch(environ, expected):
+    assert wb.source_date_epoch(environ) == expected
+
+
+@pytest.mark.parametrize("value", ["yesterday", "-1", "1.5e9"])
+def test_source_date_epoch_not_a_number(value):
+    with pytest.raises(wb.SpecError, match="SOURCE_DATE_EPOCH"):
+        wb.source_date_epoch({"SOURCE_DATE_EPOCH": value})
+
+
+def test_main_uses_source_date_epoch_clamped_to_1980(tmp_path, monkeypatch, capsys):
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps(spec_data(tmp_path)))
+    for value, expected in (("0", (1980, 1, 1, 0, 0, 0)), (str(EPOCH), time.gmtime(EPOCH)[:6])):
+        monkeypatch.setenv("SOURCE_DATE_EPOCH", value)
+        out = tmp_path / f"out-{value}"
+        assert wb.main(["--spec", str(spec_file), "--out-dir", str(out), "--base-dir", str(tmp_path)]) == 0
+        with zipfile.ZipFile(capsys.readouterr().out.strip()) as archive:
+            assert {i.date_time for i in archive.infolist()} == {expected}
+
+
+# --- determinism and the parallel deflate ------------------------------------------------------
+
+def test_two_builds_are_byte_identical(tmp_path):
+    spec = make_spec(tmp_path)
+    first = wb.write_wheel(spec, tmp_path / "a", timestamp=EPOCH)
+    second = wb.write_wheel(make_spec(tmp_path), tmp_path / "b", timestamp=EPOCH)
+    assert first.name == second.name
+    assert first.read_bytes() == second.read_bytes()
+    assert wb.write_wheel(spec, tmp_path / "c", timestamp=EPOCH + 2).read_bytes() != first.read_bytes()
+
+
+def mixed_bytes(size: int) -> bytes:
+    """Runs of os.urandom, a repeat of its last 16 KiB, and repetitive text of varying length, so
+    piece edges fall in all three and back-references reach into the previous piece."""
+    out = bytearray()
+    text = b"\x00\x00\x00\x00jax-rocm-build .text .rodata hipModuleLaunchKernel\n" * 2048
+    i = 0
+    while len(out) < size:
+        noise = os.urandom(64 << 10)
+        out += noise + noise[-(16 << 10):] + text[: 16384 + (i * 7919) % 65536]
+        i += 1
+    return bytes(out[:size])
+
+
+@pytest.fixture(scope="module")
+def big_library(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("big") / "libbig.so"
+    path.write_bytes(mixed_bytes((20 << 20) + 12345))  # not a multiple of PIECE: a short last piece
+    return path
+
+
+def test_large_file_is_identical_for_any_number_of_workers(tmp_path, big_library, monkeypatch):
+    pieces: list[tuple[int, int, bool]] = []
+    deflate_piece = wb._deflate_piece
+
+    def spy(data, history, level, last):
+        pieces.append((len(data), len(history), last))
+        return deflate_piece(data, history, level, last)
+
+    monkeypatch.setattr(wb, "_deflate_piece", spy)
+    files = (wb.FileEntry(big_library, "pkg/libbig.so", True), wb.FileEntry(big_library.with_name("small.py"), "pkg/a.py"))
+    big_library.with_name("small.py").write_text("x = 1\n")
+    spec = wb.WheelSpec(DIST, wb.Version("0.7.1"), "big", files)
+    one = wb.write_wheel(spec, tmp_path / "w1", timestamp=EPOCH, workers=1)
+    size = big_library.stat().st_size
+    n_pieces = size // wb.PIECE + 1
+    # 5 full pieces and a short last one, primed with the previous piece's 32 KiB from the second on;
+    # the small file does not go through ParallelDeflate.
+    assert pieces == [(wb.PIECE, 0, False)] + [(wb.PIECE, wb.WINDOW, False)] * (n_pieces - 2) + [
+        (size % wb.PIECE, wb.WINDOW, True)]
+    three = wb.write_wheel(spec, tmp_path / "w3", timestamp=EPOCH, workers=3)
+    assert len(pieces) == 2 * n_pieces
+    assert one.read_bytes() == three.read_bytes()
+
+    expected = hashlib.sha256(big_library.read_bytes()).hexdigest()
+    with zipfile.ZipFile(three) as archive:
+        assert archive.testzip() is None  # every member's CRC
+        info = archive.getinfo("pkg/libbig.so")
+        assert info.external_attr >> 16 == 0o100755
+        assert info.compress_size < 0.75 * info.file_size  # the repetitive runs did compress
+    with read_wheel(three) as wheel:  # RECORD's sha256 checked on read, and ours too
+        assert hashlib.sha256(wheel.read("pkg/libbig.so")).hexdigest() == expected
+
+
+def test_parallel_deflate_of_an_exact_multiple_of_pieces(tmp_path):
+    """A file of exactly PARALLEL_MIN_SIZE: two full pieces then an empty final one."""
+    path = tmp_path / "exact.so"
+    path.write_bytes((b"0123456789abcdef" * 4096 + os.urandom(4096)) * (wb.PARALLEL_MIN_SIZE // (65536 + 4096)) +
+                     b"z" * (wb.PARALLEL_MIN_SIZE % (65536 + 4096)))
+    assert path.stat().st_size == wb.PARALLEL_MIN_SIZE
+    spec = wb.WheelSpec(DIST, wb.Version("0.7.1"), "exact", (wb.FileEntry(path, "pkg/exact.so"),))
+    wheels = [wb.write_wheel(spec, tmp_path / str(n), timestamp=EPOCH, workers=n) for n in (1, 2)]
+    assert wheels[0].read_bytes() == wheels[1].read_bytes()
+    with read_wheel(wheels[0]) as wheel:
+        assert wheel.read("pkg/exact.so") == path.read_bytes()
+
+
+def test_parallel_deflate_stream_is_raw_deflate(big_library):
+    import concurrent.futures
+
+    data = big_library.read_bytes()[: wb.PIECE + 777]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        compressor = wb.ParallelDeflate(6, pool, 2)
+        stream = b"".join(compressor.compress(data[i:i + 100_000]) for i in range(0, len(data), 100_000))
+        stream += compressor.flush()
+    inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+    assert inflater.decompress(stream) + inflater.flush() == data
+    assert inflater.eof and inflater.unused_data == b""
+
+
+# --- rejected layouts and failures -------------------------------------------------------------
+
+@pytest.mark.parametrize("dest", [
+    "../evil.so", "pkg/../../evil.so", "/abs/evil.so", "./pkg/x.py", "pkg//x.py", "pkg/x/", "pkg\\x.py", "",
+])
+def test_unsafe_destinations_are_rejected(tmp_path, dest):
+    data = spec_data(tmp_path)
+    data["files"].append({"src": "src/__init__.py", "dest": dest})
+    spec = wb.spec_from_json(data, tmp_path)
+    with pytest.raises(wb.SpecError, match="relative '/'-separated path"):
+        wb.write_wheel(spec, tmp_path / "out")
+    assert list((tmp_path / "out").glob("*")) == []
+
+
+def test_duplicate_destinations_are_rejected(tmp_path):
+    data = spec_data(tmp_path)
+    data["files"].append({"src": "src/nested/helper.py", "dest": "jax_plugins/xla_rocm7/__init__.py"})
+    with pytest.raises(wb.SpecError, match="two files go to jax_plugins/xla_rocm7/__init__.py"):
+        wb.plan_entries(wb.spec_from_json(data, tmp_path))
+    clash = spec_data(tmp_path, build_info={"dest": "jax_plugins/xla_rocm7/__init__.py", "data": {}})
+    with pytest.raises(wb.SpecError, match="two files go to"):
+        wb.plan_entries(wb.spec_from_json(clash, tmp_path))
+
+
+@pytest.mark.parametrize("dest", [
+    f"{DIST}-{DEV_VERSION}.dist-info/METADATA",
+    f"{DIST}-{DEV_VERSION}.dist-info/extra.txt",
+    "other-1.0.dist-info/RECORD",
+    f"{DIST}-{DEV_VERSION}.data/scripts/tool",
+])
+def test_files_into_metadata_folders_are_rejected(tmp_path, dest):
+    data = spec_data(tmp_path)
+    data["files"].append({"src": "src/__init__.py", "dest": dest})
+    with pytest.raises(wb.SpecError, match="metadata folders"):
+        wb.write_wheel(wb.spec_from_json(data, tmp_path), tmp_path / "out")
+
+
+def test_missing_source_names_it_and_leaves_no_partial_wheel(tmp_path):
+    data = spec_data(tmp_path)
+    # Sorted after the other payload, so some entries are already written when it fails.
+    data["files"].append({"src": "src/gone.so", "dest": "jax_plugins/xla_rocm7/zz_gone.so"})
+    out = tmp_path / "out"
+    with pytest.raises(wb.SpecError) as error:
+        wb.write_wheel(wb.spec_from_json(data, tmp_path), out)
+    assert "jax_plugins/xla_rocm7/zz_gone.so" in str(error.value)
+    assert str(tmp_path / "src" / "gone.so") in str(error.value)
+    assert list(out.iterdir()) == []
+
+
+def test_main_reports_a_bad_spec_on_stderr(tmp_path, capsys):
+    spec_file = tmp_path / "spec.json"
+    out = tmp_path / "out"
+    cases = [
+        (spec_data(tmp_path, version={"base": "0.7.1", "kind": "nightly"}), "--wheel-date"),
+        ({k: v for k, v in spec_data(tmp_path).items() if k != "summary"}, "summary"),
+        (spec_data(tmp_path, version={"base": "0.7.1", "flavour": "x"}), "flavour"),
+        (spec_data(tmp_path, files=[{"src": "src/gone.so", "dest": "pkg/gone.so"}]), "gone.so"),
+    ]
+    for data, needle in cases:
+        spec_file.write_text(json.dumps(data))
+        assert wb.main(["--spec", str(spec_file), "--out-dir", str(out), "--base-dir", str(tmp_path)]) == 1
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.startswith(f"wheel_builder: {spec_file}: ") and needle in captured.err
+    assert not out.exists() or list(out.iterdir()) == []
+
+
+def test_main_prints_the_wheel_path(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps(spec_data(tmp_path)))
+    out = tmp_path / "out"
+    assert wb.main(["--spec", str(spec_file), "--out-dir", str(out), "--base-dir", str(tmp_path)]) == 0
+    printed = Path(capsys.readouterr().out.strip())
+    assert printed == out / f"{DIST}-{DEV_VERSION}-{TAG}.whl"
+    assert sorted(p.name for p in out.iterdir()) == [printed.name]
+    with read_wheel(printed) as wheel:
+        assert wheel.read("jax_plugins/xla_rocm7/nested/helper.py") == b"def f():\n    return 1\n"
+        assert {i.date_time for i in wheel.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+
+
+def test_spec_from_json_defaults_and_relative_paths(tmp_path):
+    data = {"distribution": DIST, "version": {"base": "0.7.1"}, "summary": "s",
+            "files": [{"src": "src/__init__.py", "dest": "pkg/__init__.py"}], "description_file": None, "build_info": None}
+    spec_data(tmp_path)  # writes the sources
+    spec = wb.spec_from_json(data, tmp_path)
+    assert spec.tag == "py3-none-any" and spec.version.pep440() == "0.7.1"
+    assert spec.files == (wb.FileEntry(tmp_path / "src/__init__.py", "pkg/__init__.py", False),)
+    assert spec.description == "" and spec.build_info_dest == "" and not spec.root_is_purelib
+
+
+# --- regressions: bugs found in review, fixed ---
+
+def test_regression_version_error_names_a_ci_build_flag_that_exists():
+    with pytest.raises(wb.SpecError) as error:
+        wb.Version("0.7").pep440()
+    flag = ci_build_option_named(str(error.value))
+    assert f'add_argument("{flag}"' in CI_BUILD.read_text()
+
+
+def test_regression_compresslevel_applies_to_small_files(tmp_path):
+    path = tmp_path / "text.py"
+    path.write_bytes(b"x = 1\n" * 20000)
+    spec = wb.WheelSpec(DIST, wb.Version("0.7.1"), "s", (wb.FileEntry(path, "pkg/text.py"),))
+    sizes = []
+    for level in (0, 9):
+        with zipfile.ZipFile(wb.write_wheel(spec, tmp_path / str(level), compresslevel=level)) as archive:
+            sizes.append(archive.getinfo("pkg/text.py").compress_size)
+    assert sizes[0] >= path.stat().st_size > sizes[1]
+
+
+@pytest.mark.parametrize("pieces", [{"base": "0.07.1"}, {"base": "0.7.1", "local": "rocm7.02"}])
+def test_regression_leading_zeros_are_not_canonical(pieces):
+    try:
+        version = wb.Version(**pieces).pep440()
+    except wb.SpecError:
+        return  # rejecting them is a fix too
+    assert canonical(version) == version
+
+
+@pytest.mark.parametrize("content", ["{not json", None])
+def test_regression_main_reports_unreadable_spec(tmp_path, capsys, content):
+    spec_file = tmp_path / "spec.json"
+    if content is not None:
+        spec_file.write_text(content)
+    assert wb.main(["--spec", str(spec_file), "--out-dir", str(tmp_path / "out")]) == 1
+    assert "wheel_builder:" in capsys.readouterr().err
+
+
+def test_regression_source_date_epoch_after_2107(tmp_path):
+    timestamp = wb.source_date_epoch({"SOURCE_DATE_EPOCH": "4500000000"})  # 2112
+    spec = wb.WheelSpec(DIST, wb.Version("0.7.1"), "s", ())
+    try:
+        wb.write_wheel(spec, tmp_path / "out", timestamp=timestamp)
+    except wb.SpecError:
+        return  # a clear error is a fix too

@@ -1,0 +1,453 @@
+#!/usr/bin/env python3
+"""Writes one wheel (PEP 427/491, metadata 2.4) from a JSON spec; run by //wheel:defs.bzl.
+
+    wheel_builder.py --spec SPEC.json --out-dir DIR   # DIR/<name>-<version>-<tags>.whl
+
+The spec (written by wheel/private/wheel.bzl) names the distribution, the version
+pieces, the tags, the metadata and the files with their places in the wheel. This tool
+owns every rule of the format so the Starlark stays declarative:
+
+* the PEP 440 version: release X.Y.Z, nightly X.Y.Z.devYYYYMMDD, dev
+  X.Y.Z.devYYYYMMDD+g<commit>, .postN, and the local part +rocm7.2.4;
+* deterministic archives: entries in sorted order with the .dist-info last and RECORD
+  last of all, one timestamp (SOURCE_DATE_EPOCH or 1980-01-01), modes 0644/0755, so
+  the same inputs give byte-identical wheels;
+* streaming: every file is read once in 1 MiB blocks, hashed for RECORD while it is
+  deflated into the archive, so a 500 MB library never sits in memory;
+* parallel: large files are deflated in 4 MiB pieces on all cores, each piece primed
+  with the 32 KiB before it (as pigz does), so the archive is as small as a serial
+  deflate's and still the same bytes whatever the number of cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import collections
+import concurrent.futures
+import csv
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import re
+import sys
+import time
+import zipfile
+import zlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+CHUNK = 1 << 20
+EPOCH_1980 = 315532800  # the earliest time a zip entry can carry
+EPOCH_2107 = 4354819199  # the latest: 2107-12-31 23:59:59
+# zlib level: 6 is zlib's default and what `wheel`/setuptools write, so our wheels are
+# no larger than upstream's; tools/bench_wheel.py reports time and size.
+DEFAULT_COMPRESSLEVEL = 6
+GENERATOR = "jax-rocm-build"
+PIECE = 4 << 20  # unit of parallel deflate; part of the output's identity, never vary it
+PARALLEL_MIN_SIZE = 2 * PIECE
+WINDOW = 32 << 10  # deflate's history window: how much of the previous piece primes the next
+
+_NORMALIZE = re.compile(r"[-_.]+")
+_BASE_VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")  # canonical: no leading zeros
+_DATE = re.compile(r"^\d{8}$")
+_COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
+_LOCAL_SEGMENT = re.compile(r"^(0|[1-9]\d*|[a-z0-9]*[a-z][a-z0-9]*)$")  # numbers without leading zeros
+_TAG = re.compile(r"^[a-z0-9_.]+$")
+
+
+class SpecError(ValueError):
+    """The spec asks for something the wheel format or PEP 440 cannot express."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Version:
+    """The pieces of a wheel version; `kind` picks the PEP 440 form."""
+
+    base: str
+    kind: str = "release"  # release | nightly | dev
+    date: str = ""  # YYYYMMDD, nightly and dev
+    commit: str = ""  # git sha, dev
+    post: int = 0  # .postN when > 0
+    local: str = ""  # e.g. rocm7.2.4
+
+    def pep440(self) -> str:
+        """The version string; SpecError names the flag to fix when a piece is missing."""
+        if not _BASE_VERSION.match(self.base):
+            raise SpecError(f"version {self.base!r} is not X.Y.Z (ci_build --wheel-version=X.Y.Z, or --//wheel:version)")
+        if self.post < 0:
+            raise SpecError(f"post release {self.post} is negative (ci_build --wheel-post-release=N, N >= 1)")
+        version = self.base
+        if self.post:  # PEP 440 order: X.Y.Z.postN.devM
+            version += f".post{self.post}"
+        if self.kind in ("nightly", "dev"):
+            if not _DATE.match(self.date):
+                raise SpecError(
+                    f"a {self.kind} wheel needs its date as YYYYMMDD, got {self.date!r} (ci_build --wheel-date=YYYYMMDD)")
+            version += ".dev" + self.date
+        elif self.kind != "release":
+            raise SpecError(f"wheel kind {self.kind!r} is not one of release, nightly, dev")
+        local = []
+        if self.kind == "dev":
+            commit = self.commit.lower()
+            if not _COMMIT.match(commit):
+                raise SpecError(
+                    f"a dev wheel needs the git commit it was built from, got {self.commit!r} (ci_build --wheel-commit=SHA)")
+            local.append("g" + commit[:7])
+        if self.local:
+            if not all(_LOCAL_SEGMENT.match(s) for s in self.local.lower().split(".")):
+                raise SpecError(f"local version {self.local!r} is not dot-separated letters and digits in canonical "
+                                "form (PEP 440: no empty parts, no leading zeros)")
+            local.append(self.local.lower())
+        return version + ("+" + ".".join(local) if local else "")
+
+
+@dataclasses.dataclass(frozen=True)
+class FileEntry:
+    src: Path
+    dest: str  # path inside the wheel, '/'-separated
+    executable: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class WheelSpec:
+    distribution: str  # e.g. jax_rocm7_pjrt
+    version: Version
+    summary: str
+    files: tuple[FileEntry, ...]
+    python_tag: str = "py3"
+    abi_tag: str = "none"
+    platform_tag: str = "any"
+    description: str = ""  # markdown
+    requires_python: str = ""
+    requires_dist: tuple[str, ...] = ()  # "{version}" is replaced by the wheel's version
+    extras: Mapping[str, Sequence[str]] = dataclasses.field(default_factory=dict)
+    classifiers: tuple[str, ...] = ()
+    license: str = ""  # SPDX expression
+    home_page: str = ""
+    author: str = ""
+    entry_points: Mapping[str, Mapping[str, str]] = dataclasses.field(default_factory=dict)
+    root_is_purelib: bool = False
+    build_info_dest: str = ""  # where build_info.json goes; the tool adds plugin_version
+    build_info: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def project_name(self) -> str:
+        """The normalised name METADATA carries (PEP 503): jax-rocm7-pjrt."""
+        return _NORMALIZE.sub("-", self.distribution).lower()
+
+    @property
+    def file_stem(self) -> str:
+        """The escaped name in file names (PEP 427/491): jax_rocm7_pjrt."""
+        return self.project_name.replace("-", "_")
+
+    @property
+    def tag(self) -> str:
+        for tag in (self.python_tag, self.abi_tag, self.platform_tag):
+            if not _TAG.match(tag):
+                raise SpecError(f"wheel tag {tag!r} has characters other than a-z 0-9 _ .")
+        return f"{self.python_tag}-{self.abi_tag}-{self.platform_tag}"
+
+    def filename(self) -> str:
+        # The local version's '+' stays; '-' cannot occur in a PEP 440 version.
+        return f"{self.file_stem}-{self.version.pep440()}-{self.tag}.whl"
+
+    @property
+    def dist_info(self) -> str:
+        return f"{self.file_stem}-{self.version.pep440()}.dist-info"
+
+
+def spec_from_json(data: Mapping[str, Any], base_dir: Path = Path(".")) -> WheelSpec:
+    """The spec of wheel/private/wheel.bzl; relative paths are taken from base_dir."""
+    description = ""
+    if data.get("description_file"):
+        description = (base_dir / data["description_file"]).read_text(encoding="utf-8")
+    build_info = data.get("build_info") or {}
+    return WheelSpec(
+        distribution=data["distribution"],
+        version=Version(**data["version"]),
+        summary=data["summary"],
+        files=tuple(FileEntry(base_dir / f["src"], f["dest"], bool(f.get("executable"))) for f in data["files"]),
+        python_tag=data.get("python_tag", "py3"),
+        abi_tag=data.get("abi_tag", "none"),
+        platform_tag=data.get("platform_tag", "any"),
+        description=description,
+        requires_python=data.get("requires_python", ""),
+        requires_dist=tuple(data.get("requires_dist", ())),
+        extras={k: tuple(v) for k, v in sorted(data.get("extras", {}).items())},
+        classifiers=tuple(data.get("classifiers", ())),
+        license=data.get("license", ""),
+        home_page=data.get("home_page", ""),
+        author=data.get("author", ""),
+        entry_points={g: dict(p) for g, p in data.get("entry_points", {}).items()},
+        root_is_purelib=bool(data.get("root_is_purelib", False)),
+        build_info_dest=build_info.get("dest", ""),
+        build_info=build_info.get("data", {}),
+    )
+
+
+def _header_value(key: str, value: str) -> str:
+    if "\n" in value or "\r" in value:
+        raise SpecError(f"metadata field {key} must be one line, got {value!r}")
+    return f"{key}: {value}\n"
+
+
+def metadata_text(spec: WheelSpec) -> str:
+    """METADATA (core metadata 2.4) with the description as the message body."""
+    version = spec.version.pep440()
+    fields: list[tuple[str, str]] = [
+        ("Metadata-Version", "2.4"),
+        ("Name", spec.project_name),
+        ("Version", version),
+        ("Summary", spec.summary),
+    ]
+    if spec.home_page:
+        fields.append(("Home-page", spec.home_page))
+    if spec.author:
+        fields.append(("Author", spec.author))
+    if spec.license:
+        fields.append(("License-Expression", spec.license))
+    fields += [("Classifier", c) for c in spec.classifiers]
+    if spec.requires_python:
+        fields.append(("Requires-Python", spec.requires_python))
+    fields += [("Requires-Dist", r.replace("{version}", version)) for r in spec.requires_dist]
+    for extra, requirements in spec.extras.items():
+        extra = _NORMALIZE.sub("-", extra).lower()  # PEP 685
+        fields.append(("Provides-Extra", extra))
+        for requirement in requirements:
+            requirement, _, marker = requirement.replace("{version}", version).partition(";")
+            condition = f'({marker.strip()}) and extra == "{extra}"' if marker.strip() else f'extra == "{extra}"'
+            fields.append(("Requires-Dist", f"{requirement.strip()}; {condition}"))
+    if spec.description:
+        fields.append(("Description-Content-Type", "text/markdown"))
+    text = "".join(_header_value(k, v) for k, v in fields)
+    if spec.description:
+        text += "\n" + spec.description.rstrip("\n") + "\n"
+    return text
+
+
+def wheel_text(spec: WheelSpec) -> str:
+    return (
+        "Wheel-Version: 1.0\n"
+        f"Generator: {GENERATOR}\n"
+        f"Root-Is-Purelib: {'true' if spec.root_is_purelib else 'false'}\n"
+        f"Tag: {spec.tag}\n"
+    )
+
+
+def entry_points_text(entry_points: Mapping[str, Mapping[str, str]]) -> str:
+    sections = []
+    for group in sorted(entry_points):
+        lines = [f"{name} = {target}" for name, target in sorted(entry_points[group].items())]
+        sections.append(f"[{group}]\n" + "\n".join(lines) + "\n")
+    return "\n".join(sections)
+
+
+def build_info_text(spec: WheelSpec) -> str:
+    return json.dumps({**spec.build_info, "plugin_version": spec.version.pep440()}, indent=2, sort_keys=True) + "\n"
+
+
+def version_module_text(spec: WheelSpec) -> str:
+    """version.py beside build_info.json: jaxlib's plugin_support imports `<package>.version`
+    and reads __version__, as from the published wheels."""
+    return (
+        '"""Written by jax-rocm-build: this wheel\'s version. build_info.json says more."""\n\n'
+        f"__version__ = {spec.version.pep440()!r}\n"
+        f"_release_version = {spec.version.base!r}\n"
+    )
+
+
+def record_hash(digest: bytes) -> str:
+    """RECORD's hash form: sha256=<urlsafe base64 without padding>."""
+    return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def source_date_epoch(environ: Mapping[str, str]) -> int:
+    """SOURCE_DATE_EPOCH clamped to what zip can store; 1980-01-01 when unset."""
+    value = environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not value:
+        return EPOCH_1980
+    if not value.isdigit():
+        raise SpecError(f"SOURCE_DATE_EPOCH={value!r} is not a number of seconds")
+    return min(max(int(value), EPOCH_1980), EPOCH_2107)
+
+
+def _check_dest(dest: str) -> str:
+    parts = dest.split("/")
+    if dest.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in dest:
+        raise SpecError(f"file destination {dest!r} must be a relative '/'-separated path without '.' or '..'")
+    return dest
+
+
+@dataclasses.dataclass(frozen=True)
+class _Entry:
+    name: str
+    executable: bool
+    src: Path | None = None
+    data: bytes | None = None
+
+
+def plan_entries(spec: WheelSpec) -> list[_Entry]:
+    """Every archive entry in the order written: payload sorted, then .dist-info, RECORD last."""
+    payload: dict[str, _Entry] = {}
+
+    def add(entry: _Entry) -> None:
+        _check_dest(entry.name)
+        if entry.name in payload:
+            raise SpecError(f"two files go to {entry.name} in the wheel")
+        if entry.name.split("/")[0].endswith((".dist-info", ".data")):
+            raise SpecError(f"{entry.name}: files may not be placed in the wheel's metadata folders")
+        payload[entry.name] = entry
+
+    for f in spec.files:
+        add(_Entry(f.dest, f.executable, src=f.src))
+    if spec.build_info_dest:
+        add(_Entry(spec.build_info_dest, False, data=build_info_text(spec).encode()))
+        add(_Entry(spec.build_info_dest.rpartition("/")[0] + "/version.py" if "/" in spec.build_info_dest else "version.py",
+                   False, data=version_module_text(spec).encode()))
+    dist_info = spec.dist_info
+    meta = [_Entry(f"{dist_info}/METADATA", False, data=metadata_text(spec).encode("utf-8")),
+            _Entry(f"{dist_info}/WHEEL", False, data=wheel_text(spec).encode())]
+    if spec.entry_points:
+        meta.append(_Entry(f"{dist_info}/entry_points.txt", False, data=entry_points_text(spec.entry_points).encode()))
+    return [payload[k] for k in sorted(payload)] + sorted(meta, key=lambda e: e.name)
+
+
+def _deflate_piece(data: bytes, history: bytes, level: int, last: bool) -> bytes:
+    """Raw deflate of one piece; a sync flush ends it on a byte boundary so pieces concatenate."""
+    compressor = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS, 8, zlib.Z_DEFAULT_STRATEGY, history) \
+        if history else zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return compressor.compress(data) + compressor.flush(zlib.Z_FINISH if last else zlib.Z_SYNC_FLUSH)
+
+
+class ParallelDeflate:
+    """The compress()/flush() interface of a zlib compressor, deflating PIECEs on a thread pool.
+
+    zlib releases the GIL while it works, so threads use every core. At most two pieces
+    per worker are in flight, which bounds memory to a few dozen MiB.
+    """
+
+    def __init__(self, level: int, pool: concurrent.futures.ThreadPoolExecutor, workers: int):
+        self._level, self._pool, self._limit = level, pool, 2 * workers
+        self._buffer = bytearray()
+        self._history = b""
+        self._pending: collections.deque[concurrent.futures.Future[bytes]] = collections.deque()
+
+    def _submit(self, piece: bytes, last: bool) -> None:
+        self._pending.append(self._pool.submit(_deflate_piece, piece, self._history, self._level, last))
+        self._history = piece[-WINDOW:]
+
+    def _collect(self, wait_all: bool) -> bytes:
+        out = []
+        while self._pending and (wait_all or self._pending[0].done() or len(self._pending) > self._limit):
+            out.append(self._pending.popleft().result())
+        return b"".join(out)
+
+    def compress(self, data: bytes) -> bytes:
+        self._buffer += data
+        while len(self._buffer) >= PIECE:
+            self._submit(bytes(self._buffer[:PIECE]), last=False)
+            del self._buffer[:PIECE]
+        return self._collect(wait_all=False)
+
+    def flush(self) -> bytes:
+        self._submit(bytes(self._buffer), last=True)
+        self._buffer.clear()
+        return self._collect(wait_all=True)
+
+
+def _zipinfo(name: str, executable: bool, timestamp: int, size: int, compresslevel: int) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=time.gmtime(timestamp)[:6])
+    # An entry written from a ZipInfo takes the ZipInfo's level, not the archive's;
+    # the attribute is public from Python 3.13, private before.
+    setattr(info, "compress_level" if hasattr(info, "compress_level") else "_compresslevel", compresslevel)
+    info.create_system = 3  # unix, so the mode bits below mean something to unzip/pip
+    info.external_attr = ((0o100755 if executable else 0o100644) & 0xFFFF) << 16
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.file_size = size
+    return info
+
+
+def write_wheel(spec: WheelSpec, out_dir: Path, *, timestamp: int = EPOCH_1980,
+                compresslevel: int = DEFAULT_COMPRESSLEVEL, workers: int | None = None) -> Path:
+    """Writes the wheel into out_dir and returns its path; workers=None uses every core.
+
+    Memory stays bounded (CHUNK for reading, 2 * workers * PIECE for deflate) whatever
+    the files' sizes; the bytes written do not depend on `workers`.
+    """
+    entries = plan_entries(spec)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / spec.filename()
+    partial = path.with_name(path.name + ".partial")
+    records: list[tuple[str, str, str]] = []
+    workers = min(len(os.sched_getaffinity(0)), 8) if workers is None else workers
+    # Large files always go through ParallelDeflate, even on one core, so that the
+    # bytes never depend on the machine.
+    pool = concurrent.futures.ThreadPoolExecutor(max(workers, 1))
+    try:
+        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=compresslevel) as archive:
+            for entry in entries:
+                digest = hashlib.sha256()
+                if entry.data is not None:
+                    size = len(entry.data)
+                    stream: io.BufferedIOBase = io.BytesIO(entry.data)
+                else:
+                    try:
+                        size = entry.src.stat().st_size
+                        stream = open(entry.src, "rb")
+                    except OSError as e:
+                        raise SpecError(f"{entry.name}: cannot read its source {entry.src}: {e.strerror}") from e
+                info = _zipinfo(entry.name, entry.executable, timestamp, size, compresslevel)
+                with stream, archive.open(info, "w", force_zip64=size > zipfile.ZIP64_LIMIT // 2) as sink:
+                    # zipfile has no public hook for the compressor; it keeps it in
+                    # _compressor (3.6 to 3.14) and only calls compress() and flush().
+                    if size >= PARALLEL_MIN_SIZE and hasattr(sink, "_compressor"):
+                        sink._compressor = ParallelDeflate(compresslevel, pool, max(workers, 1))
+                    written = 0
+                    while block := stream.read(CHUNK):
+                        digest.update(block)
+                        sink.write(block)
+                        written += len(block)
+                if written != size:
+                    raise SpecError(f"{entry.src} changed size while being packed ({size} -> {written} bytes)")
+                records.append((entry.name, record_hash(digest.digest()), str(size)))
+            record_name = f"{spec.dist_info}/RECORD"
+            text = io.StringIO()
+            writer = csv.writer(text, lineterminator="\n")
+            writer.writerows(records)
+            writer.writerow((record_name, "", ""))
+            archive.writestr(_zipinfo(record_name, False, timestamp, 0, compresslevel), text.getvalue().encode())
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+        pool.shutdown(cancel_futures=True)
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Write one wheel from a JSON spec (see wheel/private/wheel.bzl for the spec's fields).")
+    parser.add_argument("--spec", type=Path, required=True, help="the JSON spec")
+    parser.add_argument("--out-dir", type=Path, required=True, help="folder the .whl is written into")
+    parser.add_argument("--base-dir", type=Path, default=Path("."),
+                        help="folder the spec's relative paths start from (default: the current one, Bazel's execroot)")
+    parser.add_argument("--quiet", action="store_true", help="do not print the wheel's path (Bazel actions stay silent)")
+    parser.add_argument("--compresslevel", type=int, default=DEFAULT_COMPRESSLEVEL, choices=range(0, 10),
+                        metavar="0-9", help=f"zlib level (default {DEFAULT_COMPRESSLEVEL})")
+    args = parser.parse_args(argv)
+    try:
+        spec = spec_from_json(json.loads(args.spec.read_text()), args.base_dir)
+        path = write_wheel(spec, args.out_dir, timestamp=source_date_epoch(os.environ), compresslevel=args.compresslevel)
+    except (SpecError, KeyError, TypeError, ValueError, OSError) as e:  # JSONDecodeError is a ValueError
+        print(f"wheel_builder: {args.spec}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    if not args.quiet:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
