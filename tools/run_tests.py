@@ -13,42 +13,19 @@ sandbox root themselves (tools/sandbox.py ensure) on first use.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(CHECKOUT / "tools"))
+from venvs import ensure_venv  # noqa: E402
+
 REQUIREMENTS = CHECKOUT / "requirements-test.txt"
 
 
-def venv_dir() -> Path:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jax-rocm-build" / "venvs"
-    digest = hashlib.sha256(REQUIREMENTS.read_bytes() + sys.version.encode()).hexdigest()[:12]
-    return cache / f"test-{digest}"
-
-
-def ensure_venv() -> Path:
-    venv = venv_dir()
-    python = venv / "bin" / "python"
-    if (venv / ".complete").exists():
-        return python
-    t0 = time.monotonic()
-    print(f"run_tests: creating test venv {venv} from {REQUIREMENTS.name}", file=sys.stderr, flush=True)
-    # A venv hard-codes its own path, so it is built in place; the marker
-    # written last tells a finished venv from an interrupted one.
-    subprocess.run(["rm", "-rf", str(venv)], check=True)
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)], check=True)
-    (venv / ".complete").touch()
-    print(f"run_tests: venv ready in {time.monotonic() - t0:.1f} s", file=sys.stderr, flush=True)
-    return python
-
-
 def main(argv: list[str]) -> int:
-    python = ensure_venv()
+    python = ensure_venv("test", REQUIREMENTS, "run_tests")
     os.chdir(CHECKOUT)
     os.execv(python, [str(python), "-m", "pytest", *argv])
 

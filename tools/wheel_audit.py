@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Certifies the manylinux policy of our wheels with auditwheel, ROCm libraries excluded.
+
+    wheel_audit.py [--manylinux POLICY] [--json] WHEEL...
+
+Runs in the tools venv (requirements-tools.txt; build/ci_build sets it up). For each
+wheel, `auditwheel show --json` reports the libraries the wheel's ELF files need and
+the versioned symbols they use. The ROCm runtime libraries (libamdhip64, rocBLAS,
+MIOpen ...) are expected outside the wheel, from the ROCm install or the
+`with-rocm` extra, so they are excluded, as `auditwheel repair --exclude` would.
+What remains decides:
+
+* any other library outside the manylinux whitelist fails, naming it;
+* the policy is the one the symbol versions allow (auditwheel's sym_tag);
+* with --manylinux=manylinux_2_28 (or 2_28), a wheel needing more fails, naming each
+  symbol, its version and the file that uses it.
+
+Exit status 0 when every wheel passes, 1 otherwise; the certified platform tag of
+each wheel is printed (or emitted as JSON with --json), for build/ci_build to tag the
+wheels with.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import fnmatch
+import json
+import re
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterable, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+
+# Sonames that come from ROCm, never from our wheels.
+ROCM_LIBRARIES = (
+    "libamdhip64.so*", "libhiprtc.so*", "libhsa-runtime64.so*", "libamd_comgr.so*",
+    "librocblas.so*", "libhipblas.so*", "libhipblaslt.so*", "librocsolver.so*", "libhipsolver.so*",
+    "librocsparse.so*", "libhipsparse.so*", "libhipsparselt.so*", "librocfft.so*", "libhipfft.so*",
+    "librocrand.so*", "libhiprand.so*", "libMIOpen.so*", "librccl.so*", "libroctx64.so*",
+    "libroctracer64.so*", "librocprofiler-sdk*.so*", "librocm_smi64.so*", "libamd_smi.so*",
+)
+ARCH = "x86_64"
+_POLICY = re.compile(r"^(?:manylinux_)?(\d+)_(\d+)(?:_x86_64)?$")
+
+
+class AuditError(RuntimeError):
+    """auditwheel could not analyse a wheel."""
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class SymbolUse:
+    file: str  # path inside the wheel
+    symbol: str
+    version: str  # e.g. GLIBC_2.38
+    library: str  # e.g. libc.so.6
+
+    def __str__(self) -> str:
+        return f"{self.file} uses {self.symbol}@{self.version} ({self.library})"
+
+
+@dataclasses.dataclass(frozen=True)
+class Audit:
+    wheel: str
+    platform_tag: str  # the policy the symbols allow, e.g. manylinux_2_38_x86_64
+    rocm_libraries: tuple[str, ...]  # excluded
+    foreign_libraries: tuple[str, ...]  # neither whitelisted nor ROCm: a failure
+    too_new: tuple[SymbolUse, ...] = ()  # only when a policy was requested
+    requested: str = ""
+    unsupported_isa: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not (self.foreign_libraries or self.too_new or self.unsupported_isa or self.platform_tag == f"linux_{ARCH}")
+
+    def problems(self) -> list[str]:
+        out = []
+        for lib in self.foreign_libraries:
+            out.append(f"needs {lib}, which is neither in the manylinux whitelist nor a ROCm library: link it "
+                       "statically or add it to ROCM_LIBRARIES in tools/wheel_audit.py if ROCm provides it")
+        if self.unsupported_isa:
+            out.append("uses instructions beyond the x86_64 baseline (auditwheel's ISA check)")
+        if self.platform_tag == f"linux_{ARCH}" and not self.too_new:
+            out.append("uses symbol versions newer than every manylinux policy auditwheel knows")
+        if self.too_new:
+            out.append(f"needs symbols newer than {self.requested} allows (build on a system with that policy's glibc "
+                       f"and libstdc++, e.g. a {self.requested} image, or ask for --manylinux={self.platform_tag}):")
+            out += [f"  {use}" for use in self.too_new]
+        return out
+
+
+def policy_name(value: str) -> str:
+    """'2_28', 'manylinux_2_28' or 'manylinux_2_28_x86_64' -> 'manylinux_2_28'."""
+    match = _POLICY.match(value)
+    if not match:
+        raise ValueError(f"{value!r} is not a manylinux policy such as manylinux_2_28 or 2_28")
+    return f"manylinux_{match[1]}_{match[2]}"
+
+
+def is_rocm_library(soname: str, patterns: Iterable[str] = ROCM_LIBRARIES) -> bool:
+    return any(fnmatch.fnmatchcase(soname, p) for p in patterns)
+
+
+def load_policies() -> dict[str, dict[str, set[str]]]:
+    """manylinux policy name -> {symbol prefix (GLIBC, GLIBCXX ...) -> allowed versions}, from auditwheel's data."""
+    text = resources.files("auditwheel.policy").joinpath("manylinux-policy.json").read_text()
+    return {p["name"]: {prefix: set(versions) for prefix, versions in p["symbol_versions"].get(ARCH, {}).items()}
+            for p in json.loads(text)}
+
+
+def disallowed(version: str, allowed: Mapping[str, set[str]]) -> bool:
+    """Whether a symbol version such as GLIBC_2.38 is outside a policy's allowed versions."""
+    prefix, _, number = version.partition("_")
+    return prefix in allowed and number not in allowed[prefix]
+
+
+def versioned_imports(elf_bytes: bytes) -> list[tuple[str, str, str]]:
+    """(symbol, version, library) of every undefined, versioned dynamic symbol of an ELF file."""
+    import io
+
+    from elftools.elf.elffile import ELFFile
+
+    elf = ELFFile(io.BytesIO(elf_bytes))
+    dynsym = elf.get_section_by_name(".dynsym")
+    versym = elf.get_section_by_name(".gnu.version")
+    verneed = elf.get_section_by_name(".gnu.version_r")
+    if dynsym is None or versym is None or verneed is None:
+        return []
+    needed = {}
+    for need, auxes in verneed.iter_versions():
+        for aux in auxes:
+            needed[aux["vna_other"]] = (aux.name, need.name)
+    uses = []
+    for index, symbol in enumerate(dynsym.iter_symbols()):
+        if symbol["st_shndx"] != "SHN_UNDEF" or not symbol.name:
+            continue
+        ndx = versym.get_symbol(index)["ndx"]
+        if isinstance(ndx, int) and ndx in needed:
+            uses.append((symbol.name, *needed[ndx]))
+    return uses
+
+
+def symbol_uses(wheel: Path) -> list[SymbolUse]:
+    uses = []
+    with zipfile.ZipFile(wheel) as archive:
+        for name in archive.namelist():
+            if not name.endswith(".so") and ".so." not in name:
+                continue
+            with archive.open(name) as f:
+                if f.read(4) != b"\x7fELF":
+                    continue
+            uses += [SymbolUse(name, *use) for use in versioned_imports(archive.read(name))]
+    return sorted(set(uses))
+
+
+def auditwheel_show(wheel: Path) -> dict:
+    result = subprocess.run([sys.executable, "-m", "auditwheel", "show", "--json", str(wheel)],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        raise AuditError(f"auditwheel show {wheel.name} failed: {(result.stderr or result.stdout).strip()}")
+    return json.loads(result.stdout)
+
+
+def audit(wheel: Path, requested: str | None = None, show: Mapping | None = None,
+          policies: Mapping[str, Mapping[str, set[str]]] | None = None) -> Audit:
+    """The audit of one wheel; `show` and `policies` are auditwheel's answers (fetched when None)."""
+    show = auditwheel_show(wheel) if show is None else show
+    external = sorted(show.get("external_libs", {}))
+    too_new: tuple[SymbolUse, ...] = ()
+    requested_name = ""
+    if requested:
+        requested_name = policy_name(requested)
+        policies = load_policies() if policies is None else policies
+        if requested_name not in policies:
+            raise ValueError(f"auditwheel knows no policy {requested_name}; known: {', '.join(sorted(policies))}")
+        allowed = policies[requested_name]
+        too_new = tuple(u for u in symbol_uses(wheel) if disallowed(u.version, allowed))
+    return Audit(
+        wheel=wheel.name,
+        platform_tag=show["sym_tag"],
+        rocm_libraries=tuple(lib for lib in external if is_rocm_library(lib)),
+        foreign_libraries=tuple(lib for lib in external if not is_rocm_library(lib)),
+        too_new=too_new,
+        requested=requested_name,
+        unsupported_isa=bool(show.get("unsupported_isa")),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog="Run by build/ci_build dist_wheels; see this file's docstring.")
+    parser.add_argument("wheels", nargs="+", type=Path, metavar="WHEEL")
+    parser.add_argument("--manylinux", metavar="POLICY",
+                        help="fail unless every wheel meets this policy, e.g. manylinux_2_28 (default: report the best)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object: wheel -> audit")
+    args = parser.parse_args(argv)
+    try:
+        audits = [audit(w, args.manylinux) for w in args.wheels]
+    except (AuditError, ValueError) as e:
+        print(f"wheel_audit: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({a.wheel: dataclasses.asdict(a) | {"ok": a.ok, "problems": a.problems()} for a in audits},
+                         indent=2, default=str))
+    for a in audits:
+        if a.ok:
+            if not args.json:
+                excluded = f" (ROCm libraries excluded: {', '.join(a.rocm_libraries)})" if a.rocm_libraries else ""
+                print(f"{a.wheel}: {a.platform_tag}{excluded}")
+        else:
+            print(f"wheel_audit: {a.wheel}:\n  " + "\n  ".join(a.problems()), file=sys.stderr)
+    return 0 if all(a.ok for a in audits) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
