@@ -29,7 +29,7 @@ SLOT = {
     "PJRT_Plugin_Initialize": 3,
     "PJRT_Plugin_Attributes": 4,
     "PJRT_Client_Create": 10,
-    "PJRT_Error_ForEachPayload": 133,
+    "PJRT_Error_ForEachPayload": 132,  # measured against jaxlib 0.10.2 (pjrt_c_api.h)
 }
 NAMED_VALUE_TYPES = {0: "string", 1: "int64", 2: "int64_list", 3: "float", 4: "bool"}
 

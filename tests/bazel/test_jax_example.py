@@ -42,9 +42,11 @@ WITH_DEVICE_CODE = ("_prng", "_linalg", "_solver")
 def built(sandbox_root, tmp_path_factory) -> dict:
     """Builds //jaxlib/rocm:all once; returns {"modules": check_modules.py's JSON, "fatbin": fatbin.py's}."""
     out = tmp_path_factory.mktemp("jax_example")  # under /tmp, which the sandbox shares
-    so_files = " ".join(f"{OUT}/{name}.*.so" for name in WITH_DEVICE_CODE)
+    # Only this build's modules: bazel-bin may also hold other Pythons' from earlier builds.
+    so_files = " ".join(f"{OUT}/{name}$EXT" for name in WITH_DEVICE_CODE)
     script = (
-        f"bazel build {' '.join(map(shlex.quote, FLAGS))} //jaxlib/rocm:all"
+        "EXT=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var(\"EXT_SUFFIX\"))')"
+        f" && bazel build {' '.join(map(shlex.quote, FLAGS))} //jaxlib/rocm:all"
         f" && python3 examples/jax/check_modules.py {OUT} > {out}/modules.json"
         f" && python3 tools/fatbin.py --json {so_files} > {out}/fatbin.json"
     )

@@ -13,4 +13,7 @@ NB_MODULE(_rnn, m) {
     targets[JAX_GPU_PREFIX "_rnn_ffi"] = jax::EncapsulateFfiHandler(RnnForwardFfi);
     return targets;
   });
+  // jaxlib.gpu_rnn binds this at import; building RNN descriptors needs MIOpen.
+  jax::DefUnimplemented(m, "_rnn", "compute_rnn_workspace_reserve_space_sizes");
+  jax::DefUnimplemented(m, "_rnn", "build_rnn_descriptor");
 }

@@ -29,8 +29,20 @@ extern "C" {
 #define PJRT_API_MAJOR 0
 #define PJRT_API_MINOR 112
 
-/* Extension chains are not used here: every extension_start is NULL. */
+/* An extension: a node of the chain PJRT_Api.extension_start points to. The
+ * example plugin has none (every extension_start is NULL); callers walk the
+ * chain to find one by type. Only the types this tree names are listed. */
+typedef enum {
+  PJRT_Extension_Type_Gpu_Custom_Call = 0,
+  PJRT_Extension_Type_FFI = 5,
+} PJRT_Extension_Type;
+
 typedef struct PJRT_Extension_Base PJRT_Extension_Base;
+struct PJRT_Extension_Base {
+  size_t struct_size;
+  PJRT_Extension_Type type;
+  PJRT_Extension_Base* next;
+};
 
 typedef struct PJRT_Api_Version {
   size_t struct_size;
@@ -206,10 +218,12 @@ typedef struct PJRT_Api {
   PJRT_Error* (*PJRT_Plugin_Attributes)(PJRT_Plugin_Attributes_Args* args);
   void* reserved_5_to_9[5]; /* PJRT_Event_Destroy .. PJRT_Event_OnReady */
   PJRT_Error* (*PJRT_Client_Create)(PJRT_Client_Create_Args* args);   /* 10 */
-  void* reserved_11_to_132[122];
-  PJRT_Error* (*PJRT_Error_ForEachPayload)(                          /* 133 */
+  void* reserved_11_to_131[121];
+  /* Slot 132, measured: jaxlib 0.10.2's pjrt::PjrtErrorToStatus calls the
+   * pointer at offset 0x448 when struct_size >= 0x450. */
+  PJRT_Error* (*PJRT_Error_ForEachPayload)(
       PJRT_Error_ForEachPayload_Args* args);
-  void* reserved_134_to_137[4];
+  void* reserved_133_to_137[5];
 } PJRT_Api;
 
 #ifdef __cplusplus
@@ -226,7 +240,7 @@ static_assert(offsetof(PJRT_Client_Create_Args, client) == 64,
 static_assert(offsetof(PJRT_Api, PJRT_Error_Destroy) == 40, "PJRT_Api layout");
 static_assert(offsetof(PJRT_Api, PJRT_Client_Create) == 40 + 10 * 8,
               "PJRT_Api layout");
-static_assert(offsetof(PJRT_Api, PJRT_Error_ForEachPayload) == 40 + 133 * 8,
+static_assert(offsetof(PJRT_Api, PJRT_Error_ForEachPayload) == 0x448,
               "PJRT_Api layout");
 static_assert(sizeof(PJRT_Api) == 40 + PJRT_API_NUM_FUNCTIONS * 8 &&
                   sizeof(PJRT_Api) == 1144,
