@@ -58,7 +58,12 @@ def _sources_impl(mctx):
             patches = [_pin_label(pin_label, p) for p in pin.get("patches", [])],
             pin_file = pin_file.replace("//", "").replace(":", "/"),
         )
-        summary[name] = {"version": version, "sha256": pin["sha256"], "url": pin["urls"][0].replace("{commit}", version)}
+        summary[name] = {
+            "commit": pin.get("commit", ""),
+            "version": pin.get("version", ""),
+            "sha256": pin["sha256"],
+            "url": pin["urls"][0].replace("{commit}", version),
+        }
     _pins_info(name = "source_pins", pins = json.encode(summary))
 
 sources = module_extension(

@@ -14,9 +14,12 @@ major: N comes from ``build_info.json`` or else from this module's name.
       "rocm_version": "7.2.4",                   # ROCm the native code was built with
       "rocm_major": 7,                           # the N of xla_rocm<N> / jax_rocm<N>_plugin
       "hip_version": "7.2.53211",
+      "clang_version": "22.0.0", "rocm_layout": "debian", "rocm_source": "...",
       "amdgpu_targets": ["gfx942", "gfx950"],    # offload architectures compiled in
-      "sources": {"xla": {"commit": "<sha>", "origin": "pinned"},   # origin: pinned | override
-                  "jax": {"commit": "<sha>", "origin": "pinned"}},
+      "python_tag": "py3",                       # cpXY in the plugin wheel
+      "sources": {"xla": {"commit": "<sha>", "sha256": "<archive>", "version": "",
+                          "origin": "pinned"},   # origin: pinned | override
+                  "jax": {...}, "nanobind": {...}, "xla_ffi_headers": {...}},
       "built_by": "jax-rocm-build"
     }
 

@@ -1,0 +1,77 @@
+"""Public API of the wheel rules: the two ROCm wheels of JAX.
+
+    load("//wheel:defs.bzl", "jax_rocm_pjrt_wheel", "jax_rocm_plugin_wheels")
+
+jax_rocm<N>_pjrt: the PJRT plugin (xla_rocm_plugin.so) and its Python loader, for any
+Python (py3-none-<platform>). jax_rocm<N>_plugin: the FFI extension modules, one wheel
+per Python of @local_config_python (cpXY-cpXY-<platform>), requiring the pjrt wheel of
+the same version. N is the configured ROCm's major version.
+"""
+
+load("@local_config_python//:defs.bzl", "EXT_SUFFIX", "PYTHON_VERSIONS")
+load("@local_config_rocm//:build_defs.bzl", "rocm_only")
+load("//wheel/private:wheel.bzl", "rocm_wheel")
+
+# No license classifier: METADATA carries License-Expression (PEP 639), which replaces them.
+_CLASSIFIERS = [
+    "Development Status :: 4 - Beta",
+    "Environment :: GPU",
+    "Intended Audience :: Science/Research",
+    "Operating System :: POSIX :: Linux",
+    "Topic :: Scientific/Engineering :: Artificial Intelligence",
+]
+
+# The ROCm runtime packages on PyPI that `pip install jax-rocmN-plugin[with-rocm]` adds.
+_WITH_ROCM = [
+    "amd_rocm_hip_runtime_instinct",
+    "amd_rocm_hip_runtime_devel_instinct",
+    "amd_rocm_language_runtime_instinct",
+    "amd_rocm_device_libs_instinct",
+    "amd_rocm_llvm_instinct",
+    "amd_hipblas_instinct",
+    "amd_hipsparse_instinct",
+    "amd_hipsolver_instinct",
+    "amd_hipfft_instinct",
+    "amd_miopen_hip_instinct",
+    "amd_rccl_instinct",
+    "amd_hipsparselt_instinct",
+]
+
+def jax_rocm_pjrt_wheel(name, plugin, loader, description = None, **kwargs):
+    rocm_wheel(
+        name = name,
+        distribution = "jax_rocm{major}_pjrt",
+        srcs = {plugin: "jax_plugins/xla_rocm{major}", loader: "jax_plugins/xla_rocm{major}"},
+        build_info_dest = "jax_plugins/xla_rocm{major}/build_info.json",
+        summary = "JAX XLA PJRT Plugin for AMD GPUs (ROCm {rocm_version})",
+        description = description,
+        classifiers = _CLASSIFIERS + ["Programming Language :: Python :: 3"],
+        entry_points = {"jax_plugins": json.encode({"xla_rocm{major}": "jax_plugins.xla_rocm{major}"})},
+        target_compatible_with = rocm_only(),
+        **kwargs
+    )
+
+def jax_rocm_plugin_wheels(name, modules, package_files, description = None, **kwargs):
+    """One plugin wheel per Python; `modules` are nanobind_extension names in their package."""
+    wheels = []
+    for version in PYTHON_VERSIONS:
+        tag = "cp" + version.replace(".", "")
+        wheel = "%s_%s" % (name, tag)
+        rocm_wheel(
+            name = wheel,
+            distribution = "jax_rocm{major}_plugin",
+            srcs = dict([(m + EXT_SUFFIX[version], "jax_rocm{major}_plugin") for m in modules] + [(package_files, "jax_rocm{major}_plugin")]),
+            build_info_dest = "jax_rocm{major}_plugin/build_info.json",
+            python_tag = tag,
+            abi_tag = tag,
+            summary = "JAX Plugin for AMD GPUs (ROCm {rocm_version})",
+            description = description,
+            requires_python = "==%s.*" % version,
+            requires_dist = ["jax-rocm{major}-pjrt=={version}"],
+            extras = {"with-rocm": _WITH_ROCM},
+            classifiers = _CLASSIFIERS + ["Programming Language :: Python :: " + version],
+            target_compatible_with = rocm_only(),
+            **kwargs
+        )
+        wheels.append(wheel)
+    native.filegroup(name = name, srcs = wheels, **kwargs)
