@@ -1,4 +1,5 @@
-"""tools/gpu_slot.py: GPU discovery, slot planning, and real processes contending for slots."""
+"""GPU slots (pytest_rocm.slots) and tools/gpu_slot.py, the Bazel wrapper over them:
+GPU discovery, slot planning, and real processes contending for slots."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ pytestmark = pytest.mark.unit
 
 GPU_SLOT = CHECKOUT / "tools" / "gpu_slot.py"
 gs = load_module("gpu_slot", GPU_SLOT)
+slots = load_module("pytest_rocm_slots", CHECKOUT / "tests" / "pytest_rocm" / "pytest_rocm" / "slots.py")
 
 
 def no_kfd() -> None:
@@ -28,14 +30,14 @@ def no_rocminfo() -> None:
 
 
 def test_a_forced_count_wins_and_upstream_variable_is_honoured():
-    assert gs.find_gpus({"JAX_ROCM_GPU_COUNT": "4"}, no_kfd, no_rocminfo).ids == ("0", "1", "2", "3")
-    assert gs.find_gpus({"TF_GPU_COUNT": "2"}, lambda: 8, no_rocminfo).ids == ("0", "1")
-    with pytest.raises(gs.SlotError, match="not a positive GPU count"):
-        gs.find_gpus({"JAX_ROCM_GPU_COUNT": "four"}, no_kfd, no_rocminfo)
+    assert slots.find_gpus({"JAX_ROCM_GPU_COUNT": "4"}, no_kfd, no_rocminfo).ids == ("0", "1", "2", "3")
+    assert slots.find_gpus({"TF_GPU_COUNT": "2"}, lambda: 8, no_rocminfo).ids == ("0", "1")
+    with pytest.raises(slots.SlotError, match="not a positive GPU count"):
+        slots.find_gpus({"JAX_ROCM_GPU_COUNT": "four"}, no_kfd, no_rocminfo)
 
 
 def test_an_existing_rocr_visible_devices_limits_the_slots_to_those_gpus():
-    gpus = gs.find_gpus({"ROCR_VISIBLE_DEVICES": "4,5,6", "JAX_ROCM_GPU_COUNT": "2"}, no_kfd, no_rocminfo)
+    gpus = slots.find_gpus({"ROCR_VISIBLE_DEVICES": "4,5,6", "JAX_ROCM_GPU_COUNT": "2"}, no_kfd, no_rocminfo)
     assert gpus.ids == ("4", "5") and "limited to ROCR_VISIBLE_DEVICES=4,5,6" in gpus.source
 
 
@@ -43,28 +45,28 @@ def test_kfd_topology_counts_gpu_nodes_only(tmp_path):
     for node, simds in (("0", 0), ("1", 304), ("2", 304)):  # node 0 is the CPU
         (tmp_path / node).mkdir()
         (tmp_path / node / "properties").write_text(f"cpu_cores_count 0\nsimd_count {simds}\ngfx_target_version 90402\n")
-    assert gs.kfd_gpu_count(tmp_path) == 2
-    assert gs.kfd_gpu_count(tmp_path / "absent") is None
+    assert slots.kfd_gpu_count(tmp_path) == 2
+    assert slots.kfd_gpu_count(tmp_path / "absent") is None
 
 
 def test_rocminfo_is_the_fallback_and_no_gpu_says_how_to_force():
     rocminfo = "Agent 1\n  Device Type:             CPU\nAgent 2\n  Device Type:             GPU\nAgent 3\n  Device Type:             GPU\n"
-    assert gs.find_gpus({}, no_kfd, lambda: rocminfo).ids == ("0", "1")
-    with pytest.raises(gs.SlotError, match="set JAX_ROCM_GPU_COUNT=N"):
-        gs.find_gpus({}, lambda: 0, no_rocminfo)
+    assert slots.find_gpus({}, no_kfd, lambda: rocminfo).ids == ("0", "1")
+    with pytest.raises(slots.SlotError, match="set JAX_ROCM_GPU_COUNT=N"):
+        slots.find_gpus({}, lambda: 0, no_rocminfo)
 
 
 def test_slots_fill_every_gpu_before_sharing_one():
-    slots = gs.plan_slots(gs.Gpus(("0", "1"), "test"), 2)
-    assert [(s.gpu, s.share) for s in slots] == [("0", 0), ("1", 0), ("0", 1), ("1", 1)]
-    with pytest.raises(gs.SlotError):
-        gs.plan_slots(gs.Gpus(("0",), "test"), 0)
+    planned = slots.plan_slots(slots.Gpus(("0", "1"), "test"), 2)
+    assert [(s.gpu, s.share) for s in planned] == [("0", 0), ("1", 0), ("0", 1), ("1", 1)]
+    with pytest.raises(slots.SlotError):
+        slots.plan_slots(slots.Gpus(("0",), "test"), 0)
 
 
 def test_child_environment_pairs_rocr_and_hip_like_upstream_ci():
-    one = gs.child_environment({"HIP_VISIBLE_DEVICES": "3"}, ("2",), "gpu2-0")
+    one = slots.child_environment({"HIP_VISIBLE_DEVICES": "3"}, ("2",), "gpu2-0")
     assert (one["ROCR_VISIBLE_DEVICES"], one["HIP_VISIBLE_DEVICES"], one["JAX_ROCM_GPU_SLOT"]) == ("2", "0", "gpu2-0")
-    every = gs.child_environment({"HIP_VISIBLE_DEVICES": "3"}, ("0", "1", "2", "3"), "all")
+    every = slots.child_environment({"HIP_VISIBLE_DEVICES": "3"}, ("0", "1", "2", "3"), "all")
     assert every["ROCR_VISIBLE_DEVICES"] == "0,1,2,3" and "HIP_VISIBLE_DEVICES" not in every
 
 

@@ -1,0 +1,175 @@
+"""GPU slots: which AMD GPUs a machine has, and one lock file per GPU for whoever uses it.
+
+Shared by the pytest plugin (pytest_rocm.plugin: one GPU per pytest-xdist worker) and
+jax-rocm-build's Bazel test wrapper (tools/gpu_slot.py, --config=ci_single_gpu), so a
+pytest run and a Bazel run on the same machine never hand out the same GPU.
+
+A slot is an flock on a file in a lock directory (default /var/tmp/jax-rocm-gpu-slots,
+or $JAX_ROCM_GPU_LOCK_DIR): held by a process, released by the kernel the moment it
+exits, crashes or is killed. A process that holds a slot selects its GPU the way
+upstream JAX CI pairs the variables: ROCR_VISIBLE_DEVICES=<physical GPU> (the ROCm
+runtime shows only that GPU) and HIP_VISIBLE_DEVICES=0 (HIP sees it as device 0).
+
+GPUs: JAX_ROCM_GPU_COUNT=N (or upstream's TF_GPU_COUNT) forces N, e.g. to exercise the
+slots on a machine without GPUs; otherwise the GPU nodes of the KFD topology in sysfs
+are counted, then `rocminfo`'s. An ROCR_VISIBLE_DEVICES already set (a CI runner's share
+of the host) limits the slots to those GPUs. JAX_ROCM_TESTS_PER_GPU=K lets K users share
+each GPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Callable, Mapping
+
+DEFAULT_LOCK_DIR = Path("/var/tmp/jax-rocm-gpu-slots")
+KFD_NODES = Path("/sys/class/kfd/kfd/topology/nodes")
+FORCE_VARIABLES = ("JAX_ROCM_GPU_COUNT", "TF_GPU_COUNT")
+
+
+def lock_dir_from(environ: Mapping[str, str]) -> Path:
+    return Path(environ.get("JAX_ROCM_GPU_LOCK_DIR") or DEFAULT_LOCK_DIR)
+
+
+def tests_per_gpu_from(environ: Mapping[str, str]) -> int:
+    value = environ.get("JAX_ROCM_TESTS_PER_GPU", "1").strip() or "1"
+    if not value.isdigit():
+        raise SlotError(f"JAX_ROCM_TESTS_PER_GPU={value!r} is not a number")
+    return int(value)
+
+
+class SlotError(Exception):
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Slot:
+    gpu: str  # the physical GPU index given to ROCR_VISIBLE_DEVICES
+    share: int  # which of the JAX_ROCM_TESTS_PER_GPU shares of that GPU
+
+    @property
+    def lock_name(self) -> str:
+        return f"gpu{self.gpu}-{self.share}.lock"
+
+
+@dataclasses.dataclass(frozen=True)
+class Gpus:
+    ids: tuple[str, ...]
+    source: str  # where the count came from, for messages
+
+
+def kfd_gpu_count(nodes: Path = KFD_NODES) -> int | None:
+    """GPU nodes of the KFD topology (CPU nodes have simd_count 0); None without KFD."""
+    if not nodes.is_dir():
+        return None
+    count = 0
+    for properties in nodes.glob("*/properties"):
+        match = re.search(r"^simd_count\s+(\d+)", properties.read_text(errors="replace"), re.M)
+        if match and int(match.group(1)) > 0:
+            count += 1
+    return count
+
+
+def rocminfo_gpu_count(output: str) -> int:
+    """Agents that `rocminfo` lists with `Device Type: GPU`."""
+    return len(re.findall(r"^\s*Device Type:\s*GPU\s*$", output, re.M))
+
+
+def _rocminfo() -> str | None:
+    rocminfo = shutil.which("rocminfo")
+    if not rocminfo:
+        return None
+    try:
+        return subprocess.run([rocminfo], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def find_gpus(environ: Mapping[str, str], kfd: Callable[[], int | None] = kfd_gpu_count,
+              rocminfo: Callable[[], str | None] = _rocminfo) -> Gpus:
+    forced = next(((v, environ[v]) for v in FORCE_VARIABLES if environ.get(v, "").strip()), None)
+    if forced:
+        name, value = forced
+        if not value.strip().isdigit() or int(value) < 1:
+            raise SlotError(f"{name}={value!r} is not a positive GPU count")
+        count, source = int(value), f"{name}={value}"
+    else:
+        count, source = kfd(), f"KFD topology ({KFD_NODES})"
+        if not count:
+            output = rocminfo()
+            count, source = (rocminfo_gpu_count(output), "rocminfo") if output is not None else (0, source)
+    visible = [v.strip() for v in environ.get("ROCR_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    ids = tuple(visible[:count]) if visible else tuple(str(i) for i in range(count))
+    if visible:
+        source += f", limited to ROCR_VISIBLE_DEVICES={','.join(visible)}"
+    if not ids:
+        raise SlotError(
+            f"no AMD GPU found ({source} shows none, and rocminfo none). On a GPU host check that "
+            "/dev/kfd is accessible (group render/video); to exercise the wrapper without GPUs set JAX_ROCM_GPU_COUNT=N"
+        )
+    return Gpus(ids, source)
+
+
+def plan_slots(gpus: Gpus, tests_per_gpu: int) -> list[Slot]:
+    """Slots ordered GPU-first, so that K tests per GPU fill every GPU once before sharing."""
+    if tests_per_gpu < 1:
+        raise SlotError(f"JAX_ROCM_TESTS_PER_GPU={tests_per_gpu} must be at least 1")
+    return [Slot(gpu, share) for share in range(tests_per_gpu) for gpu in gpus.ids]
+
+
+def _try_lock(path: Path) -> int | None:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def acquire_one(lock_dir: Path, slots: list[Slot], timeout: float | None, on_wait: Callable[[], None],
+                start: int = 0) -> tuple[int, Slot]:
+    """Lock the first free slot (searching from `start`), waiting while all are busy."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    delay, waited = 0.02, False
+    while True:
+        for i in range(len(slots)):
+            slot = slots[(start + i) % len(slots)]
+            fd = _try_lock(lock_dir / slot.lock_name)
+            if fd is not None:
+                return fd, slot
+        if deadline is not None and time.monotonic() > deadline:
+            raise SlotError(f"no GPU slot became free within {timeout:g} s ({len(slots)} slots, all busy)")
+        if not waited:
+            on_wait()
+            waited = True
+        time.sleep(delay)
+        delay = min(delay * 2, 0.5)
+
+
+def acquire_all(lock_dir: Path, slots: list[Slot]) -> list[int]:
+    """Lock every slot, in one fixed order so that two `--all` runs cannot deadlock."""
+    fds = []
+    for slot in sorted(slots, key=lambda s: s.lock_name):
+        fd = os.open(lock_dir / slot.lock_name, os.O_RDWR | os.O_CREAT, 0o666)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        fds.append(fd)
+    return fds
+
+
+def child_environment(environ: Mapping[str, str], gpus: tuple[str, ...], slot_name: str) -> dict[str, str]:
+    env = dict(environ)
+    env["ROCR_VISIBLE_DEVICES"] = ",".join(gpus)
+    if len(gpus) == 1:
+        env["HIP_VISIBLE_DEVICES"] = "0"  # ROCR has already narrowed the runtime to that GPU
+    else:
+        env.pop("HIP_VISIBLE_DEVICES", None)
+    env["JAX_ROCM_GPU_SLOT"] = slot_name
+    return env
