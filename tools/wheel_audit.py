@@ -93,7 +93,7 @@ class Audit:
 
 def policy_name(value: str) -> str:
     """'2_28', 'manylinux_2_28' or 'manylinux_2_28_x86_64' -> 'manylinux_2_28'."""
-    match = _POLICY.match(value)
+    match = _POLICY.fullmatch(value)
     if not match:
         raise ValueError(f"{value!r} is not a manylinux policy such as manylinux_2_28 or 2_28")
     return f"manylinux_{match[1]}_{match[2]}"

@@ -1,0 +1,453 @@
+"""build/ci_build's pure pieces: wheel flags, interpreter and toolkit choice, source checks,
+wheel collection, and the dist_wheels command line it prints (--dry-run, nothing runs).
+
+Nothing here touches the network, the sandbox or Bazel: urlopen, find_interpreters and
+run are replaced; files live under tmp_path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import time
+import urllib.error
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CHECKOUT, load_module
+
+pytestmark = pytest.mark.unit
+
+ci_build = load_module("ci_build", CHECKOUT / "build" / "ci_build")
+
+JAX_PIN = json.loads((CHECKOUT / "third_party" / "jax" / "pin.json").read_text())
+XLA_PIN = json.loads((CHECKOUT / "third_party" / "xla" / "pin.json").read_text())
+README = CHECKOUT / "README.md"
+
+
+def args(*argv: str):
+    """Namespace of `ci_build [global flags] dist_wheels [flags]`, from the real parser."""
+    argv = list(argv)
+    split = argv.index("dist_wheels") if "dist_wheels" in argv else len(argv)
+    return ci_build.parser().parse_args(argv[:split] + ["dist_wheels"] + argv[split + 1:])
+
+
+def jax_tree(root: Path, version_py: str | None = '_version = "0.11.0"\n') -> Path:
+    """A JAX source tree with (optionally) jax/version.py."""
+    (root / "jax").mkdir(parents=True)
+    if version_py is not None:
+        (root / "jax" / "version.py").write_text(f"# JAX version\n{version_py}_dev_suffix = ''\n")
+    return root
+
+
+@pytest.fixture
+def fixed_clock(monkeypatch):
+    """UTC is 2026-01-02 23:30 while local time is already 2026-01-03: the UTC date must win."""
+    utc = time.struct_time((2026, 1, 2, 23, 30, 0, 4, 2, 0))
+    local = time.struct_time((2026, 1, 3, 1, 30, 0, 5, 3, 0))
+    monkeypatch.setattr(ci_build.time, "gmtime", lambda *a: utc)
+    monkeypatch.setattr(ci_build.time, "localtime", lambda *a: local)
+    return "20260102"
+
+
+# --- wheel_flags / jax_tree_version ---------------------------------------------------
+
+
+def test_release_is_only_the_kind():
+    assert ci_build.wheel_flags(args()) == ["--//wheel:kind=release"]
+
+
+def test_release_from_examples_names_the_overridden_sources():
+    # examples/jax has no jax/version.py: no --//wheel:version either.
+    assert ci_build.wheel_flags(args("--sources=examples")) == [
+        "--//wheel:kind=release", "--//wheel:source_overrides=jax,xla"]
+
+
+def test_nightly_with_a_date():
+    flags = ci_build.wheel_flags(args("dist_wheels", "--wheel-kind=nightly", "--wheel-date=20261123"))
+    assert flags == ["--//wheel:kind=nightly", "--//wheel:date=20261123"]
+
+
+def test_nightly_without_a_date_is_today_in_utc(fixed_clock):
+    flags = ci_build.wheel_flags(args("dist_wheels", "--wheel-kind=nightly"))
+    assert flags == ["--//wheel:kind=nightly", f"--//wheel:date={fixed_clock}"]
+
+
+def test_dev_with_a_commit():
+    flags = ci_build.wheel_flags(args("dist_wheels", "--wheel-kind=dev", "--wheel-date=20250102",
+                                      "--wheel-commit=abcdef0123"))
+    assert flags == ["--//wheel:kind=dev", "--//wheel:date=20250102", "--//wheel:commit=abcdef0123"]
+
+
+def test_dev_without_a_commit_or_tree_is_the_pins_commit():
+    flags = ci_build.wheel_flags(args("dist_wheels", "--wheel-kind=dev", "--wheel-date=20250102"))
+    assert f"--//wheel:commit={JAX_PIN['commit']}" in flags
+
+
+def test_dev_from_a_jax_tree_that_is_no_git_checkout_is_the_pins_commit(tmp_path, monkeypatch):
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))  # git must not find a repository above
+    tree = jax_tree(tmp_path / "jax")
+    flags = ci_build.wheel_flags(args(f"--jax-source-dir={tree}", "dist_wheels", "--wheel-kind=dev",
+                                      "--wheel-date=20250102"))
+    assert f"--//wheel:commit={JAX_PIN['commit']}" in flags
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_dev_from_a_jax_git_checkout_is_its_head(tmp_path, monkeypatch):
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    tree = jax_tree(tmp_path / "jax")
+    git = ["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    head = subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    assert head != JAX_PIN["commit"]
+    flags = ci_build.wheel_flags(args(f"--jax-source-dir={tree}", "dist_wheels", "--wheel-kind=dev",
+                                      "--wheel-date=20250102"))
+    assert f"--//wheel:commit={head}" in flags
+    assert "--//wheel:version=0.11.0" in flags and "--//wheel:source_overrides=jax" in flags
+
+
+def test_post_release_and_no_rocm_version_extra():
+    flags = ci_build.wheel_flags(args("dist_wheels", "--wheel-post-release=2", "--no-rocm-version-extra"))
+    assert flags == ["--//wheel:kind=release", "--//wheel:post_release=2", "--no//wheel:rocm_version_extra"]
+
+
+def test_given_wheel_version_wins_over_the_jax_tree(tmp_path):
+    tree = jax_tree(tmp_path / "jax")
+    assert "--//wheel:version=0.11.0" in ci_build.wheel_flags(args(f"--jax-source-dir={tree}"))
+    flags = ci_build.wheel_flags(args(f"--jax-source-dir={tree}", "dist_wheels", "--wheel-version=0.12.1"))
+    assert "--//wheel:version=0.12.1" in flags and "--//wheel:version=0.11.0" not in flags
+
+
+@pytest.mark.parametrize("line", ['_version = "0.11.0"\n', '_version: str = "0.11.0"\n'])
+def test_jax_tree_version_reads_version_py(tmp_path, line):
+    assert ci_build.jax_tree_version(jax_tree(tmp_path, line)) == "0.11.0"
+
+
+def test_jax_tree_version_is_none_without_a_version(tmp_path):
+    assert ci_build.jax_tree_version(None) is None
+    assert ci_build.jax_tree_version(jax_tree(tmp_path / "no_file", None)) is None
+    assert ci_build.jax_tree_version(jax_tree(tmp_path / "no_line", "version = 3\n")) is None
+    assert ci_build.jax_tree_version(CHECKOUT / "examples" / "jax") is None
+
+
+# --- least_compatible -----------------------------------------------------------------
+
+
+def test_least_compatible_is_the_newest_glibc():
+    assert ci_build.least_compatible(["manylinux_2_35_x86_64", "manylinux_2_38_x86_64"]) == "manylinux_2_38_x86_64"
+    assert ci_build.least_compatible(["manylinux_2_38_x86_64", "manylinux_2_35_x86_64"]) == "manylinux_2_38_x86_64"
+
+
+def test_least_compatible_compares_numbers_not_strings():
+    assert ci_build.least_compatible(["manylinux_2_9_x86_64", "manylinux_2_17_x86_64"]) == "manylinux_2_17_x86_64"
+    assert ci_build.least_compatible(["manylinux_2_17_x86_64", "manylinux_2_9_x86_64"]) == "manylinux_2_17_x86_64"
+
+
+def test_least_compatible_prefers_a_non_manylinux_tag():
+    assert ci_build.least_compatible(["manylinux_2_38_x86_64", "linux_x86_64"]) == "linux_x86_64"
+
+
+# --- pick_interpreters ----------------------------------------------------------------
+
+FOUND = [ci_build.Interpreter("3.11", "/usr/bin/python3.11", None),
+         ci_build.Interpreter("3.12", "/opt/py312/bin/python3.12", "/opt/py312"),
+         ci_build.Interpreter("3.14", "/usr/bin/python3.14", None)]
+
+
+def test_pick_interpreters_defaults_to_all_found():
+    assert ci_build.pick_interpreters(None, FOUND) == FOUND
+    assert ci_build.pick_interpreters("", FOUND) == FOUND
+
+
+def test_pick_interpreters_keeps_the_requested_order():
+    picked = ci_build.pick_interpreters("3.14, 3.11,", FOUND)
+    assert [i.version for i in picked] == ["3.14", "3.11"]
+    assert picked[0] is FOUND[2]
+
+
+def test_pick_interpreters_missing_version_lists_those_found():
+    with pytest.raises(SystemExit) as error:
+        ci_build.pick_interpreters("3.11,3.13", FOUND)
+    message = str(error.value.code)
+    assert message.split("found:")[0].endswith("for Python 3.13; ")  # only the missing one
+    assert "3.11 (/usr/bin/python3.11)" in message and "3.12 (/opt/py312/bin/python3.12)" in message
+    assert "Install pythonX.Y and its -dev package" in message
+
+
+def test_pick_interpreters_none_found():
+    with pytest.raises(SystemExit) as error:
+        ci_build.pick_interpreters("3.11", [])
+    assert "found: none" in str(error.value.code)
+
+
+# --- therock_flags --------------------------------------------------------------------
+
+
+def test_therock_url_needs_a_sha256():
+    with pytest.raises(SystemExit) as error:
+        ci_build.therock_flags("https://example.com/therock.tar.gz", None)
+    assert "--therock-sha256" in str(error.value.code)
+
+
+def test_therock_url_with_sha256():
+    url = "https://example.com/therock-7.2.tar.gz"
+    assert ci_build.therock_flags(url, "ab" * 32) == (
+        [f"--repo_env=THEROCK_URL={url}", f"--repo_env=THEROCK_SHA256={'ab' * 32}"], [])
+
+
+def test_therock_directory_is_rocm_path_and_bound(tmp_path):
+    rocm = tmp_path / "rocm"
+    rocm.mkdir()
+    assert ci_build.therock_flags(str(rocm), None) == ([f"--repo_env=ROCM_PATH={rocm.resolve()}"], [str(rocm.resolve())])
+
+
+def test_therock_tarball_is_a_file_url_with_its_sha256(tmp_path):
+    tarball = tmp_path / "dl" / "therock.tar.gz"
+    tarball.parent.mkdir()
+    data = b"not really a tarball\n" * 100000  # > 1 MiB: more than one read block
+    tarball.write_bytes(data)
+    flags, binds = ci_build.therock_flags(str(tarball), None)
+    assert flags == [f"--repo_env=THEROCK_URL=file://{tarball.resolve()}",
+                     f"--repo_env=THEROCK_SHA256={hashlib.sha256(data).hexdigest()}"]
+    assert binds == [str(tarball.parent.resolve())]
+    # A given sha256 is passed on as is (Bazel verifies it).
+    assert ci_build.therock_flags(str(tarball), "cd" * 32)[0][1] == f"--repo_env=THEROCK_SHA256={'cd' * 32}"
+
+
+def test_therock_nonsense_path(tmp_path):
+    with pytest.raises(SystemExit) as error:
+        ci_build.therock_flags(str(tmp_path / "nope"), None)
+    assert "neither a URL, a tarball nor a directory" in str(error.value.code)
+    assert str(tmp_path / "nope") in str(error.value.code)
+
+
+# --- check_sources --------------------------------------------------------------------
+
+
+def test_unreachable_pins_are_named_with_the_way_out(monkeypatch, capsys):
+    requested = []
+
+    def offline(request, timeout=None):
+        requested.append((request.get_method(), request.full_url))
+        raise urllib.error.URLError("no network")
+
+    monkeypatch.setattr(ci_build.urllib.request, "urlopen", offline)
+    assert ci_build.check_sources(args()) == 2
+    err = capsys.readouterr().err
+    xla_url = XLA_PIN["urls"][0].replace("{commit}", XLA_PIN["commit"])
+    assert requested == [("HEAD", xla_url), ("HEAD", JAX_PIN["urls"][0])]
+    assert f"xla ({xla_url})" in err and f"jax ({JAX_PIN['urls'][0]})" in err
+    assert "cannot be downloaded" in err
+    assert "--xla-source-dir=DIR" in err and "--jax-source-dir=DIR" in err and "--sources=examples" in err
+
+
+def test_only_the_pins_not_overridden_are_checked(tmp_path, monkeypatch, capsys):
+    urls = []
+
+    def offline(request, timeout=None):
+        urls.append(request.full_url)
+        raise urllib.error.URLError("no network")
+
+    monkeypatch.setattr(ci_build.urllib.request, "urlopen", offline)
+    assert ci_build.check_sources(args(f"--xla-source-dir={tmp_path}")) == 2
+    assert urls == [JAX_PIN["urls"][0]]
+    err = capsys.readouterr().err
+    assert "jax (" in err and "xla (" not in err
+
+
+def test_reachable_pins_pass(monkeypatch):
+    class Response:
+        closed = False
+
+        def close(self):
+            Response.closed = True
+
+    monkeypatch.setattr(ci_build.urllib.request, "urlopen", lambda request, timeout=None: Response())
+    assert ci_build.check_sources(args()) == 0
+    assert Response.closed
+
+
+def test_examples_never_touch_the_network(monkeypatch):
+    def no_network(*a, **k):
+        pytest.fail("urlopen called with --sources=examples")
+
+    monkeypatch.setattr(ci_build.urllib.request, "urlopen", no_network)
+    assert ci_build.check_sources(args("--sources=examples")) == 0
+
+
+def test_a_source_dir_that_is_missing_fails(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(ci_build.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
+    assert ci_build.check_sources(args(f"--jax-source-dir={tmp_path / 'nope'}")) == 2
+    assert f"the jax source tree {tmp_path / 'nope'} is not a directory" in capsys.readouterr().err
+
+
+# --- built_wheels / collect_wheels / summary_table ------------------------------------
+
+
+@pytest.fixture
+def bazel_bin(tmp_path, monkeypatch) -> Path:
+    checkout = tmp_path / "checkout"
+    for rel in ("jax_rocm_pjrt_wheel/a.whl", "jax_rocm_plugin_wheel_cp311/b.whl",
+                "jax_rocm_plugin_wheel_cp314/c.whl", "jax_rocm_plugin_wheel_cp311/notes.txt"):
+        path = checkout / "bazel-bin" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(rel.encode() * 100)
+    monkeypatch.setattr(ci_build, "CHECKOUT", checkout)
+    return checkout / "bazel-bin"
+
+
+def test_built_wheels_are_those_of_the_requested_pythons(bazel_bin):
+    py311 = ci_build.Interpreter("3.11", "/usr/bin/python3.11", None)
+    py314 = ci_build.Interpreter("3.14", "/usr/bin/python3.14", None)
+    assert ci_build.built_wheels([py311]) == [bazel_bin / "jax_rocm_pjrt_wheel/a.whl",
+                                              bazel_bin / "jax_rocm_plugin_wheel_cp311/b.whl"]
+    assert ci_build.built_wheels([py311, py314])[-1] == bazel_bin / "jax_rocm_plugin_wheel_cp314/c.whl"
+    assert ci_build.built_wheels([]) == [bazel_bin / "jax_rocm_pjrt_wheel/a.whl"]
+
+
+def test_collect_wheels_copies_and_replaces(bazel_bin, tmp_path):
+    wheels = ci_build.built_wheels([ci_build.Interpreter("3.11", "/usr/bin/python3.11", None)])
+    out = tmp_path / "out" / "dist"
+    out.mkdir(parents=True)
+    (out / "a.whl").write_bytes(b"stale")
+    copied = ci_build.collect_wheels(wheels, out)
+    assert copied == [out / "a.whl", out / "b.whl"]
+    assert sorted(p.name for p in out.iterdir()) == ["a.whl", "b.whl"]
+    for source, target in zip(wheels, copied):
+        assert target.read_bytes() == source.read_bytes()
+    assert ci_build.collect_wheels(wheels, tmp_path / "new" / "dir")[0].is_file()
+
+
+def test_summary_table_has_name_size_and_sha256(tmp_path):
+    wheels = []
+    for name, size in (("jax_rocm7_pjrt-0.11.0-py3-none-manylinux_2_38_x86_64.whl", 2_500_000),
+                       ("jax_rocm7_plugin-0.11.0-cp311-cp311-manylinux_2_38_x86_64.whl", 10)):
+        path = tmp_path / name
+        path.write_bytes(name.encode()[:1] * size)
+        wheels.append(path)
+    table = ci_build.summary_table(wheels).splitlines()
+    assert table[0].split() == ["wheel", "size", "sha256"]
+    assert set(table[1].replace(" ", "")) == {"-"}
+    assert len(table) == 2 + len(wheels)
+    for wheel, row in zip(wheels, table[2:]):
+        assert row.split()[0] == wheel.name
+        assert row.split()[-1] == hashlib.sha256(wheel.read_bytes()).hexdigest()
+    assert "2.5 MB" in table[2]
+
+
+# --- main: dist_wheels --dry-run ------------------------------------------------------
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """Commands ci_build would run; the interpreters it would find."""
+    commands = []
+
+    def run(cmd, dry_run):
+        commands.append((list(cmd), dry_run))
+        return 0
+
+    monkeypatch.setattr(ci_build, "run", run)
+    monkeypatch.setattr(ci_build, "find_interpreters",
+                        lambda: [ci_build.Interpreter("3.14", "/usr/bin/python3.14", None)])
+    monkeypatch.setattr(ci_build.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    return commands
+
+
+def bazel_build(commands) -> list[str]:
+    builds = [cmd for cmd, _ in commands if "bazel" in cmd and "build" in cmd]
+    assert len(builds) == 1, commands
+    return builds[0]
+
+
+DRY_RUN = ["--sources=examples", "--dry-run", "dist_wheels", "--wheel-kind=nightly", "--wheel-date=20261123"]
+
+
+def test_dist_wheels_dry_run_prints_the_bazel_build(recorded, capsys):
+    assert ci_build.main(DRY_RUN) == 0
+    assert all(dry_run for _, dry_run in recorded)
+    cmd = bazel_build(recorded)
+    assert cmd[-1] == "//:jax_rocm_wheels"
+    for flag in ("--config=rocm", f"--override_repository=xla={CHECKOUT / 'examples' / 'xla'}",
+                 f"--override_repository=jax={CHECKOUT / 'examples' / 'jax'}",
+                 "--//wheel:kind=nightly", "--//wheel:date=20261123",
+                 "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.14"):
+        assert flag in cmd
+    assert "--config=rocm_rbe" not in cmd and "--bind" not in cmd
+    assert cmd[:len(ci_build.SANDBOX) + 2] == ci_build.SANDBOX + ["run", "--"]
+    # The sandbox is provisioned first, the build comes last.
+    assert recorded[0][0] == ci_build.SANDBOX + ["ensure", "--rocm=full"]
+    assert recorded[-1][0] == cmd
+    assert "--//wheel:platform_tag" in capsys.readouterr().err
+
+
+def test_dist_wheels_rbe(recorded):
+    assert ci_build.main(DRY_RUN + ["--rbe"]) == 0
+    cmd = bazel_build(recorded)
+    assert "--config=rocm_rbe" in cmd and "--config=rocm" in cmd
+    assert cmd.index("--config=rocm_rbe") < cmd.index("//:jax_rocm_wheels")
+
+
+def test_dist_wheels_binds_host_pythons_and_therock(recorded, monkeypatch, tmp_path):
+    monkeypatch.setattr(ci_build, "find_interpreters", lambda: [
+        ci_build.Interpreter("3.11", "/opt/py/bin/python3.11", "/opt/py"),
+        ci_build.Interpreter("3.14", "/usr/bin/python3.14", None)])
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    rocm = tmp_path / "therock"
+    rocm.mkdir()
+    assert ci_build.main(DRY_RUN + ["--python-versions=3.14,3.11", f"--therock-path={rocm}", "--compiler=clang"]) == 0
+    cmd = bazel_build(recorded)
+    head = cmd[:cmd.index("--")]
+    assert head[len(ci_build.SANDBOX):] == ["run", "--bind", "/opt/py", "--bind", str(rocm.resolve())]
+    assert "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.14,/opt/py/bin/python3.11" in cmd
+    assert f"--repo_env=ROCM_PATH={rocm.resolve()}" in cmd
+    assert "--repo_env=CC=/usr/lib/llvm-22/bin/clang" in cmd
+    assert "--action_env=SOURCE_DATE_EPOCH=1700000000" in cmd
+
+
+def test_dist_wheels_missing_python_fails_before_bazel(recorded):
+    with pytest.raises(SystemExit) as error:
+        ci_build.main(DRY_RUN + ["--python-versions=3.11"])
+    assert "3.14 (/usr/bin/python3.14)" in str(error.value.code)
+    assert not [cmd for cmd, _ in recorded if "bazel" in cmd]
+
+
+# --- docs and CLI in sync -------------------------------------------------------------
+
+
+def readme_wheel_flags() -> list[str]:
+    """Each `--flag` in the first column of README's Wheels flags table."""
+    section = README.read_text().split("## Wheels", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")]
+    assert rows and "flag" in rows[0], "README's Wheels section has no flags table"
+    flags = []
+    for row in rows[2:]:  # past the header and the |---| line
+        first = re.split(r"(?<!\\)\|", row)[1]
+        for code in re.findall(r"`([^`]*)`", first):
+            flags += re.findall(r"--[a-z0-9][a-z0-9-]*", code)
+    return flags
+
+
+def test_readme_flags_table_is_parsed():
+    flags = readme_wheel_flags()
+    assert {"--sources", "--wheel-kind", "--therock-sha256", "--rbe", "--dry-run"} <= set(flags)
+    assert len(flags) >= 15
+
+
+def test_every_flag_of_the_readme_is_in_the_help(capsys):
+    parser = ci_build.parser()
+    with pytest.raises(SystemExit) as exit_:
+        parser.parse_args(["dist_wheels", "--help"])
+    assert exit_.value.code == 0
+    dist_wheels_help = capsys.readouterr().out
+    assert "--wheel-kind" in dist_wheels_help
+    # Global flags (--sources, --dry-run ...) come before the command: in the top-level help.
+    helps = dist_wheels_help + parser.format_help()
+    missing = [flag for flag in readme_wheel_flags() if not re.search(re.escape(flag) + r"(?![a-z0-9-])", helps)]
+    assert not missing, f"README's Wheels table lists flags the CLI does not have: {missing}"
