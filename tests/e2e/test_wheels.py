@@ -145,3 +145,23 @@ def test_two_builds_from_different_checkouts_are_byte_identical(wheels, scratch_
     again, _ = dist_wheels(scratch_checkout, tmp_path / "dist")
     digest = lambda p: hashlib.sha256(p.read_bytes()).hexdigest()  # noqa: E731
     assert {w.name: digest(w) for w in again} == {w.name: digest(w) for w in wheels}
+
+
+def run_smoke(python: Path, **env: str) -> subprocess.CompletedProcess:
+    extra = [a for k, v in env.items() for a in ("--env", f"{k}={v}")]
+    return sandbox("run", *extra, "--", str(python), "-m", "jax_plugins.xla_rocm7.smoke", "--size", "64",
+                   check=False, timeout=600)
+
+
+def test_the_smoke_test_says_there_is_no_gpu_and_exits_2(jax_venv):
+    result = run_smoke(jax_venv)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert '"rocm_version": "7.2.4"' in result.stdout and "devices: [CpuDevice" in result.stdout
+    (line,) = [l for l in result.stdout.splitlines() if l.startswith("smoke:")]
+    assert line.startswith("smoke: no AMD GPU is usable here (") and "Traceback" not in result.stderr
+
+
+def test_the_smoke_test_reports_a_backend_that_cannot_start_with_exit_3(jax_venv):
+    result = run_smoke(jax_venv, JAX_ROCM_GPU_COUNT="1")
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "JAX could not start the ROCm backend" in result.stdout and "example plugin: no devices" in result.stdout
