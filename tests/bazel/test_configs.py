@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import uuid
 
+from tests.conftest import sandbox
+
 import pytest
 
 pytestmark = pytest.mark.bazel
@@ -22,3 +24,14 @@ def test_rocm_rbe_without_an_executor_fails_naming_the_fix(in_sandbox):
     result = in_sandbox("bazel", "build", "--config=rocm_rbe", "--config=gfx942", fresh, "//tests/rocm/hip:kernels", check=False)
     assert result.returncode != 0
     assert "Unable to resolve host set-remote-executor-in-user-bazelrc.invalid" in result.stderr
+
+
+def test_an_executor_in_user_bazelrc_replaces_the_placeholder(scratch_checkout, sandbox_root):
+    # The documented spelling: a build: line, read after rocm/rocm.bazelrc's build: placeholder.
+    # (A common: line would lose to it: Bazel applies a config's common: lines before its build: lines.)
+    (scratch_checkout / "user.bazelrc").write_text("build:rocm_rbe --remote_executor=grpc://127.0.0.1:1\n")
+    result = sandbox("run", "--", "bazel", "build", "--config=rocm_rbe", "--nobuild", "//tests/rocm/hip:kernels",
+                     check=False, cwd=scratch_checkout)
+    # With --nobuild nothing runs remotely; Bazel still asks the executor it was given.
+    assert "Failed to query remote execution capabilities: UNAVAILABLE: io exception" in result.stderr
+    assert "set-remote-executor-in-user-bazelrc.invalid" not in result.stderr

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -451,3 +452,17 @@ def test_every_flag_of_the_readme_is_in_the_help(capsys):
     helps = dist_wheels_help + parser.format_help()
     missing = [flag for flag in readme_wheel_flags() if not re.search(re.escape(flag) + r"(?![a-z0-9-])", helps)]
     assert not missing, f"README's Wheels table lists flags the CLI does not have: {missing}"
+
+
+def test_source_trees_outside_the_checkout_are_mounted_into_the_sandbox(tmp_path):
+    outside = Path("/var/tmp") / f"ci-build-test-{os.getpid()}"
+    (outside / "xla").mkdir(parents=True, exist_ok=True)
+    try:
+        command = ci_build.sandbox_run(args(f"--xla-source-dir={outside / 'xla'}", f"--jax-source-dir={tmp_path}"),
+                                       ["/opt/python"])
+    finally:
+        shutil.rmtree(outside)
+    binds = [command[i + 1] for i, a in enumerate(command) if a == "--bind"]
+    assert binds == [str(outside / "xla"), "/opt/python"]  # tmp_path is under /tmp: mounted already
+    assert command[-1] == "--"
+    assert ci_build.sandbox_run(args("--sources=examples")) == ci_build.SANDBOX + ["run", "--"]
