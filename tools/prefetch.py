@@ -62,11 +62,8 @@ def pinned_wheels(checkout: Path = CHECKOUT) -> tuple[list[Wheel], list[Path]]:
 
 
 def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def fetch(wheel: Wheel, distdir: Path) -> str:
