@@ -22,12 +22,10 @@ import sys
 from pathlib import Path
 
 try:
-    from pytest_rocm.slots import (SlotError, acquire_all, acquire_one, child_environment, find_gpus,
-                                   lock_dir_from, plan_slots, tests_per_gpu_from)
+    from pytest_rocm.slots import SlotError, acquire_all, acquire_one, child_environment, find_gpus, prepare
 except ImportError:  # run from a checkout rather than through Bazel's runfiles
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "pytest_rocm"))
-    from pytest_rocm.slots import (SlotError, acquire_all, acquire_one, child_environment, find_gpus,
-                                   lock_dir_from, plan_slots, tests_per_gpu_from)
+    from pytest_rocm.slots import SlotError, acquire_all, acquire_one, child_environment, find_gpus, prepare
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,11 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.error("no command to run")
     environ = os.environ
-    lock_dir = args.lock_dir or lock_dir_from(environ)
     try:
         gpus = find_gpus(environ)
-        slots = plan_slots(gpus, tests_per_gpu_from(environ))
-        lock_dir.mkdir(parents=True, exist_ok=True)
+        lock_dir, slots = prepare(environ, gpus, args.lock_dir)
         if args.all:
             fds = acquire_all(lock_dir, slots)
             env = child_environment(environ, gpus.ids, "all")

@@ -27,6 +27,7 @@ import dataclasses
 import os
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 
@@ -41,6 +42,8 @@ SELECTION_VARIABLES = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "JAX_ROCM_
 class State:
     mode: str  # "parallel" | "serial"
     gpus: slots.Gpus  # every GPU of the run
+    lock_dir: Path
+    planned: list[slots.Slot]  # the run's slots: JAX_ROCM_TESTS_PER_GPU of each GPU
     visible: tuple[str, ...] = ()  # the physical GPUs this process sees (empty on an xdist controller)
     slot: str = ""
     fds: list[int] = dataclasses.field(default_factory=list)
@@ -107,17 +110,14 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     worker = worker_index(os.environ)
     workers = getattr(options, "numprocesses", None)
     try:
+        if serial and (worker is not None or workers not in (None, 0, "0")):
+            raise _usage("--rocm-multi-accelerator runs in one process with every GPU: drop -n")
+        gpus = select_gpus(value or "auto", os.environ)
+        lock_dir, planned = slots.prepare(os.environ, gpus)
         if serial:
-            if worker is not None or workers not in (None, 0, "0"):
-                raise _usage("--rocm-multi-accelerator runs in one process with every GPU: drop -n")
-            gpus = select_gpus(value or "auto", os.environ)
-            lock_dir = slots.lock_dir_from(os.environ)
-            lock_dir.mkdir(parents=True, exist_ok=True)
-            planned = slots.plan_slots(gpus, slots.tests_per_gpu_from(os.environ))
-            state = State("serial", gpus, gpus.ids, "all", slots.acquire_all(lock_dir, planned))
+            state = State("serial", gpus, lock_dir, planned, gpus.ids, "all", slots.acquire_all(lock_dir, planned))
         else:
-            gpus = select_gpus(value, os.environ)
-            state = State("parallel", gpus)
+            state = State("parallel", gpus, lock_dir, planned)
             if worker is not None or workers in (None, 0, "0"):  # a process that runs tests
                 state = _take_one(state, worker or 0, options)
     except slots.SlotError as e:
@@ -127,15 +127,12 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 
 
 def _take_one(state: State, index: int, options: object) -> State:
-    lock_dir = slots.lock_dir_from(os.environ)
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    planned = slots.plan_slots(state.gpus, slots.tests_per_gpu_from(os.environ))
-
     def say_waiting() -> None:
-        print(f"pytest-rocm: all {len(planned)} GPU slots in {lock_dir} are busy; waiting", file=sys.stderr, flush=True)
+        print(f"pytest-rocm: all {len(state.planned)} GPU slots in {state.lock_dir} are busy; waiting",
+              file=sys.stderr, flush=True)
 
-    fd, slot = slots.acquire_one(lock_dir, planned, getattr(options, "rocm_slot_timeout", None), say_waiting,
-                                 start=index % len(planned))
+    fd, slot = slots.acquire_one(state.lock_dir, state.planned, getattr(options, "rocm_slot_timeout", None),
+                                 say_waiting, start=index % len(state.planned))
     return dataclasses.replace(state, visible=(slot.gpu,), slot=slot.lock_name.removesuffix(".lock"), fds=[fd])
 
 
@@ -146,7 +143,7 @@ def pytest_configure(config: pytest.Config) -> None:
     workers = getattr(config.option, "numprocesses", None)
     if state is None or state.mode != "parallel" or not isinstance(workers, int):
         return
-    capacity = len(state.gpus.ids) * slots.tests_per_gpu_from(os.environ)
+    capacity = len(state.planned)
     if workers > capacity:
         raise _usage(f"-n {workers} starts more workers than there are GPU slots ({capacity}: {state.gpus.source}); "
                      f"use -n {capacity} or -n auto")
@@ -158,7 +155,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     state = config.stash.get(STATE, None)
     if state is None or state.mode != "parallel":
         return None
-    return len(state.gpus.ids) * slots.tests_per_gpu_from(os.environ)
+    return len(state.planned)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

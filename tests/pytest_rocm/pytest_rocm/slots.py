@@ -124,6 +124,13 @@ def plan_slots(gpus: Gpus, tests_per_gpu: int) -> list[Slot]:
     return [Slot(gpu, share) for share in range(tests_per_gpu) for gpu in gpus.ids]
 
 
+def prepare(environ: Mapping[str, str], gpus: Gpus, lock_dir: Path | None = None) -> tuple[Path, list[Slot]]:
+    """The lock directory (created; lock_dir_from(environ) unless given) and the slots of `gpus`."""
+    lock_dir = lock_dir or lock_dir_from(environ)
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    return lock_dir, plan_slots(gpus, tests_per_gpu_from(environ))
+
+
 def _try_lock(path: Path) -> int | None:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
