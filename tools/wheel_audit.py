@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import fnmatch
+import io
 import json
 import re
 import subprocess
@@ -33,6 +34,8 @@ import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
+
+from elftools.elf.elffile import ELFFile  # pyelftools, which auditwheel itself uses
 
 # Sonames that come from ROCm, never from our wheels.
 ROCM_LIBRARIES = (
@@ -118,10 +121,6 @@ def disallowed(version: str, allowed: Mapping[str, set[str]]) -> bool:
 
 def versioned_imports(elf_bytes: bytes) -> list[tuple[str, str, str]]:
     """(symbol, version, library) of every undefined, versioned dynamic symbol of an ELF file."""
-    import io
-
-    from elftools.elf.elffile import ELFFile
-
     elf = ELFFile(io.BytesIO(elf_bytes))
     dynsym = elf.get_section_by_name(".dynsym")
     versym = elf.get_section_by_name(".gnu.version")

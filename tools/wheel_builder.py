@@ -31,6 +31,7 @@ import hashlib
 import io
 import json
 import os
+import posixpath
 import re
 import sys
 import time
@@ -306,8 +307,8 @@ def plan_entries(spec: WheelSpec) -> list[_Entry]:
         add(_Entry(f.dest, f.executable, src=f.src))
     if spec.build_info_dest:
         add(_Entry(spec.build_info_dest, False, data=build_info_text(spec).encode()))
-        add(_Entry(spec.build_info_dest.rpartition("/")[0] + "/version.py" if "/" in spec.build_info_dest else "version.py",
-                   False, data=version_module_text(spec).encode()))
+        add(_Entry(posixpath.join(posixpath.dirname(spec.build_info_dest), "version.py"), False,
+                   data=version_module_text(spec).encode()))
     dist_info = spec.dist_info
     meta = [_Entry(f"{dist_info}/METADATA", False, data=metadata_text(spec).encode("utf-8")),
             _Entry(f"{dist_info}/WHEEL", False, data=wheel_text(spec).encode())]

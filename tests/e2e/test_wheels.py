@@ -64,10 +64,14 @@ def jax_venv(tmp_path_factory, wheels) -> Path:
     return python
 
 
-def run_python(python: Path, code: str, **env: str) -> subprocess.CompletedProcess:
-    """`python -c code` in the sandbox, with only the variables given (JAX_*, HIP_* ... unset)."""
+def in_venv(python: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """`python ARGS` in the sandbox, with only the variables given (JAX_*, HIP_* ... unset)."""
     extra = [a for k, v in env.items() for a in ("--env", f"{k}={v}")]
-    return sandbox("run", *extra, "--", str(python), "-c", code, check=False, timeout=600)
+    return sandbox("run", *extra, "--", str(python), *args, check=False, timeout=600)
+
+
+def run_python(python: Path, code: str, **env: str) -> subprocess.CompletedProcess:
+    return in_venv(python, "-c", code, **env)
 
 
 def test_every_python_found_gets_a_plugin_wheel_and_the_audit_tags_them(built):
@@ -148,9 +152,7 @@ def test_two_builds_from_different_checkouts_are_byte_identical(wheels, scratch_
 
 
 def run_smoke(python: Path, **env: str) -> subprocess.CompletedProcess:
-    extra = [a for k, v in env.items() for a in ("--env", f"{k}={v}")]
-    return sandbox("run", *extra, "--", str(python), "-m", "jax_plugins.xla_rocm7.smoke", "--size", "64",
-                   check=False, timeout=600)
+    return in_venv(python, "-m", "jax_plugins.xla_rocm7.smoke", "--size", "64", **env)
 
 
 def test_the_smoke_test_says_there_is_no_gpu_and_exits_2(jax_venv):
