@@ -1,21 +1,32 @@
 """Module extensions for the sources this build compiles and the Pythons it builds for.
 
     sources = use_extension("//third_party:extensions.bzl", "sources")
-    use_repo(sources, "xla", "jax", "nanobind", "xla_ffi_headers", "source_pins")
+    use_repo(sources, "xla", "jax", "nanobind", "xla_ffi_headers", "com_google_absl", "jax_examples", "source_pins")
 
 Each repository comes from a pin, third_party/<name>/pin.json (commit or version,
 urls, sha256, strip_prefix, patches), rewritten only by tools/update_pins.py.
 Repositories made by an extension have canonical names (`_main~sources~xla` in
 Bazel 7, `+sources+xla` in Bazel 8): tools/bazel and build/ci_build translate the
-`--override_repository=xla=DIR` users type into that name.
+`--override_repository=xla=DIR` users type into that name. @jax is JAX's source tree
+under this project's BUILD file (third_party/private/jax_source_tree.bzl): a local
+checkout or archive comes in through --repo_env=JAX_SOURCE_DIR, which tools/bazel and
+build/ci_build make of `--override_repository=jax=DIR` / `--jax-source-dir=DIR`.
 
     python = use_extension("//third_party:extensions.bzl", "python")
     use_repo(python, "local_config_python")
 
 @local_config_python describes the interpreters extension modules are built for:
 --repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.12,/usr/bin/python3.13 (default: python3).
+
+    system = use_extension("//third_party:extensions.bzl", "system")
+    use_repo(system, "eigen_archive")
+
+@eigen_archive holds the machine's Eigen headers (third_party/eigen/eigen_configure.bzl).
 """
 
+load("//third_party/eigen:eigen_configure.bzl", "eigen_configure")
+load("//third_party/private:jax_source_tree.bzl", "jax_source_tree")
+load("//third_party/private:local_tree.bzl", "local_tree")
 load("//third_party/private:source_archive.bzl", "source_archive")
 load("//third_party/python:python_configure.bzl", "python_configure")
 
@@ -25,6 +36,16 @@ PINS = {
     "jax": "//third_party/jax:pin.json",
     "nanobind": "//third_party/nanobind:pin.json",
     "xla_ffi_headers": "//third_party/xla_ffi_headers:pin.json",
+    "com_google_absl": "//third_party/abseil:pin.json",
+}
+
+# How to build each without the network, for a failed download.
+_OFFLINE_ADVICE = {
+    "xla": "To build without it, point the build at a local XLA tree: --override_repository=xla=/path/to/xla (through tools/bazel), build/ci_build --xla-source-dir=DIR, or --sources=examples.",
+    "jax": "To build without it, point the build at a local JAX checkout or archive: --override_repository=jax=/path/to/jax (through tools/bazel) or build/ci_build --jax-source-dir=PATH (e.g. ../shared/upstream/jax-v0.10.2-src.tar.gz).",
+    "nanobind": "Fetch it with pip into Bazel's distdir: python3 tools/prefetch.py.",
+    "xla_ffi_headers": "Fetch it with pip into Bazel's distdir: python3 tools/prefetch.py.",
+    "com_google_absl": "Fetch the same archive from Debian's source package into Bazel's distdir: python3 tools/prefetch.py.",
 }
 
 def _pin_label(pin, field):
@@ -46,7 +67,7 @@ def _sources_impl(mctx):
         missing = [k for k in ("sha256", "urls") if not pin.get(k)]
         if missing:
             fail("%s: the pin has no %s; rewrite it with python3 tools/update_pins.py %s" % (pin_file, ", ".join(missing), name))
-        source_archive(
+        common = dict(
             name = name,
             source_name = name,
             version = version,
@@ -54,10 +75,17 @@ def _sources_impl(mctx):
             sha256 = pin["sha256"],
             strip_prefix = pin.get("strip_prefix", "").replace("{commit}", version),
             type = pin.get("type", ""),
-            build_file = _pin_label(pin_label, pin["build_file"]) if pin.get("build_file") else None,
-            patches = [_pin_label(pin_label, p) for p in pin.get("patches", [])],
             pin_file = pin_file.replace("//", "").replace(":", "/"),
+            offline_advice = _OFFLINE_ADVICE[name],
         )
+        if name == "jax":
+            jax_source_tree(build_file = Label("//third_party/jax:BUILD.jax.bazel"), **common)
+        else:
+            source_archive(
+                build_file = _pin_label(pin_label, pin["build_file"]) if pin.get("build_file") else None,
+                patches = [_pin_label(pin_label, p) for p in pin.get("patches", [])],
+                **common
+            )
         summary[name] = {
             "commit": pin.get("commit", ""),
             "version": pin.get("version", ""),
@@ -66,9 +94,12 @@ def _sources_impl(mctx):
         }
     _pins_info(name = "source_pins", pins = json.encode(summary))
 
+    # Stand-ins for the two JAX modules that need XLA's internals (examples/jax/README.md).
+    local_tree(name = "jax_examples", path = str(mctx.path(Label("//:MODULE.bazel")).dirname) + "/examples/jax")
+
 sources = module_extension(
     implementation = _sources_impl,
-    doc = "@xla, @jax, @nanobind, @xla_ffi_headers from their pins in third_party/*/pin.json.",
+    doc = "@xla, @jax, @nanobind, @xla_ffi_headers, @com_google_absl from their pins in third_party/*/pin.json.",
 )
 
 def _python_impl(mctx):
@@ -76,5 +107,13 @@ def _python_impl(mctx):
 
 python = module_extension(
     implementation = _python_impl,
-    doc = "@local_config_python: headers and extension suffix of each Python to build for.",
+    doc = "@local_config_python: headers, numpy's headers and extension suffix of each Python to build for.",
+)
+
+def _system_impl(mctx):
+    eigen_configure(name = "eigen_archive")
+
+system = module_extension(
+    implementation = _system_impl,
+    doc = "Header-only libraries taken from the build machine: @eigen_archive (Eigen 3/5).",
 )

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""Fetch the pinned PyPI archives into Bazel's --distdir with pip, the client this network allows.
+"""Fetch pinned archives into Bazel's --distdir with the clients this network allows.
 
     python3 tools/prefetch.py [--distdir DIR] [--check]
 
 Some pins (third_party/*/pin.json) name wheels on PyPI: nanobind's sources and XLA's
 FFI headers from jaxlib. Bazel fetches them itself where it can; where only pip can
 reach PyPI (a proxy Java does not trust, a pip mirror, an air gap with a wheelhouse),
-this downloads each with `pip download` and checks it against the pin's sha256 before
-placing it in the distdir (default: the sandbox's, ~/.cache/jax-rocm-build/distdir),
-where Bazel takes it by file name and hash. Pins that are not on PyPI (XLA, JAX) are
-listed as skipped. `--check` only reports what is missing.
+this downloads each with `pip download`. Pins with a `debian_source` (abseil) are the
+release archive Debian ships as a source package's orig tarball: `apt-get source
+--download-only` fetches it, inside the sandbox (a Debian sid root, tools/sandbox.py).
+Each file is checked against the pin's sha256 before it is placed in the distdir
+(default: the sandbox's, ~/.cache/jax-rocm-build/distdir) under the basename of the
+pin's URL, where Bazel takes it by file name and hash. Pins reachable neither way
+(XLA, JAX) are listed as skipped. `--check` only reports what is missing.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,6 +30,28 @@ from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 PYPI_HOST = "files.pythonhosted.org"
+
+
+@dataclasses.dataclass(frozen=True)
+class DebianSource:
+    """A pinned archive that is also a Debian source package's orig tarball."""
+
+    pin: Path
+    filename: str  # the basename of the pin's URL: the name Bazel looks for in the distdir
+    sha256: str
+    package: str
+    version: str
+    orig: str  # the orig tarball's file name in the source package
+
+    def apt_script(self) -> str:
+        """A shell script for the sandbox, run in an empty directory: fetch only this source
+        package from the deb-src twin of the sandbox's own apt source (same mirror, sid)."""
+        opts = ("-o Dir::Etc::SourceList=\"$PWD/deb-src.sources\" -o Dir::Etc::SourceParts=/nonexistent "
+                "-o Dir::State::Lists=\"$PWD/lists\" -o Acquire::Check-Valid-Until=false -o APT::Sandbox::User=root")
+        return ("sed -e 's/^Types: .*/Types: deb-src/' -e 's/^Suites: .*/Suites: sid/' "
+                "/etc/apt/sources.list.d/debian.sources > deb-src.sources && "
+                f"mkdir -p lists/partial && apt-get -q {opts} update >/dev/null && "
+                f"apt-get -q {opts} source --download-only {self.package}={self.version}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,6 +85,43 @@ def pinned_wheels(checkout: Path = CHECKOUT) -> tuple[list[Wheel], list[Path]]:
         else:
             others.append(pin_path)
     return wheels, others
+
+
+def debian_sources(pins: list[Path]) -> tuple[list[DebianSource], list[Path]]:
+    """(pins fetched as Debian source packages, the rest)."""
+    found, others = [], []
+    for pin_path in pins:
+        pin = json.loads(pin_path.read_text())
+        deb = pin.get("debian_source")
+        if deb:
+            found.append(DebianSource(pin_path, pin["urls"][0].rsplit("/", 1)[1], pin["sha256"],
+                                      deb["package"], deb["version"], deb["file"]))
+        else:
+            others.append(pin_path)
+    return found, others
+
+
+def fetch_debian_source(source: DebianSource, distdir: Path) -> str:
+    """Places the orig tarball in distdir under the pin's file name; raises on a hash mismatch."""
+    target = distdir / source.filename
+    if target.exists() and sha256_of(target) == source.sha256:
+        return "present"
+    # /tmp is visible inside the sandbox at the same path.
+    with tempfile.TemporaryDirectory(prefix="prefetch-") as tmp:
+        result = subprocess.run(
+            [sys.executable, str(CHECKOUT / "tools" / "sandbox.py"), "run", "--", "sh", "-c", source.apt_script()],
+            cwd=tmp, capture_output=True, text=True)
+        got = Path(tmp) / source.orig
+        if result.returncode != 0 or not got.exists():
+            detail = (result.stderr.strip() or result.stdout.strip()).splitlines()[-1:] or ["no such file"]
+            raise RuntimeError(f"apt-get source could not fetch {source.package} {source.version} ({source.orig}): {detail[0]}; "
+                               "is Debian's mirror reachable, and the sandbox built (tools/sandbox.py ensure)?")
+        actual = sha256_of(got)
+        if actual != source.sha256:
+            raise RuntimeError(f"{source.orig} from Debian has sha256 {actual}, but {source.pin.relative_to(CHECKOUT)} pins {source.sha256}")
+        shutil.copyfile(got, distdir / (source.filename + ".partial"))
+        os.replace(distdir / (source.filename + ".partial"), target)
+    return "downloaded"
 
 
 def sha256_of(path: Path) -> str:
@@ -96,19 +159,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.distdir.mkdir(parents=True, exist_ok=True)
     wheels, others = pinned_wheels()
+    sources, others = debian_sources(others)
+    fetchers = [(w, lambda w=w: fetch(w, args.distdir)) for w in wheels]
+    fetchers += [(s, lambda s=s: fetch_debian_source(s, args.distdir)) for s in sources]
     status = 0
-    for wheel in wheels:
-        target = args.distdir / wheel.filename
+    for item, fetch_it in fetchers:
+        target = args.distdir / item.filename
         try:
             if args.check:
-                state = "present" if target.exists() and sha256_of(target) == wheel.sha256 else "missing"
+                state = "present" if target.exists() and sha256_of(target) == item.sha256 else "missing"
                 status |= state == "missing"
             else:
-                state = fetch(wheel, args.distdir)
+                state = fetch_it()
         except RuntimeError as exc:
             print(f"prefetch: {exc}", file=sys.stderr)
             return 1
-        print(f"prefetch: {state:10} {wheel.filename}")
+        print(f"prefetch: {state:10} {item.filename} ({item.pin.relative_to(CHECKOUT)})")
     for pin in others:
         print(f"prefetch: {'skipped':10} {pin.relative_to(CHECKOUT)} (not on PyPI: Bazel fetches it, or use --override_repository)")
     return status

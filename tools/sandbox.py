@@ -127,9 +127,25 @@ ROCM_FULL = Layer(
     ),
     probes=("usr/include/rocblas/rocblas.h", "usr/bin/rocminfo"),
 )
+# What JAX's own FFI kernels compile against besides ROCm (jaxlib/rocm/BUILD.bazel):
+# Eigen (header-only) and numpy's C headers for the sandbox's Python. Layers after
+# rocm-full, so that a root without them is extended, not rebuilt.
+JAX_KERNEL_DEPS = Layer(
+    name="jax-kernel-deps",
+    packages=("libeigen3-dev", "python3-numpy"),
+    probes=("usr/include/eigen3/Eigen/Core",),
+)
+# rocSOLVER's headers at the release of the runtime rocm-full already installed
+# (hipSOLVER depends on librocsolver0 7.2): JAX's gesdd calls rocSOLVER directly.
+ROCM_SOLVER = Layer(
+    name="rocm-solver",
+    target_release="experimental",
+    packages=("librocsolver-dev",),
+    probes=("usr/include/rocsolver/rocsolver.h",),
+)
 PROFILES: dict[str, tuple[Layer, ...]] = {
     "minimal": (BASE, ROCM_MINIMAL),
-    "full": (BASE, ROCM_MINIMAL, ROCM_FULL),
+    "full": (BASE, ROCM_MINIMAL, ROCM_FULL, JAX_KERNEL_DEPS, ROCM_SOLVER),
 }
 DEFAULT_PROFILE = "minimal"
 # Free space an `ensure` needs before it starts (measured roots: 3.0 and 9.3 GB,

@@ -67,7 +67,7 @@ def test_an_archive_of_another_commit_is_refused_and_the_pin_kept(checkout, tmp_
     assert f"the archive has no xla-{COMMIT}/" in capsys.readouterr().err
     assert (checkout / "third_party/xla/pin.json").read_text() == before
     assert update_pins.main(["nonesuch", "--commit", COMMIT, "--archive", str(archive)]) == 1
-    assert "pins: jax, nanobind, xla, xla_ffi_headers" in capsys.readouterr().err
+    assert "pins: abseil, jax, nanobind, xla, xla_ffi_headers" in capsys.readouterr().err
 
 
 def test_prefetch_selects_exactly_the_pinned_wheel_files():
@@ -77,7 +77,12 @@ def test_prefetch_selects_exactly_the_pinned_wheel_files():
     assert jaxlib.pip_args() == ["--no-deps", "--only-binary=:all:", "jaxlib==0.10.2", "--platform", "manylinux_2_27_x86_64",
                                  "--abi", "cp311", "--python-version", "311"]
     assert by_name["nanobind-3.1.0-py3-none-any.whl"].pip_args() == ["--no-deps", "--only-binary=:all:", "nanobind==3.1.0"]
-    assert {p.parent.name for p in others} == {"xla", "jax"}
+    assert {p.parent.name for p in others} == {"xla", "jax", "abseil"}
+    sources, rest = prefetch.debian_sources(others)
+    assert {p.parent.name for p in rest} == {"xla", "jax"}
+    (abseil,) = sources
+    assert (abseil.package, abseil.orig, abseil.filename) == ("abseil", "abseil_20260526.0.orig.tar.gz", "20260526.0.tar.gz")
+    assert "source --download-only abseil=20260526.0-2" in abseil.apt_script()
 
 
 @pytest.mark.parametrize("spelling", ["--override_repository=xla={d}", "--override_repository=@xla={d}",
@@ -89,11 +94,26 @@ def test_every_spelling_of_an_override_becomes_the_canonical_name(tmp_path, spel
 
 
 def test_overrides_resolve_relative_paths_and_leave_the_rest_alone(tmp_path):
-    (tmp_path / "src" / "jax").mkdir(parents=True)
-    args = ["build", "--override_repository", "jax=src/jax", "--override_repository=zlib=/x", "--", "--override_repository=xla=y"]
+    (tmp_path / "src" / "xla").mkdir(parents=True)
+    args = ["build", "--override_repository", "xla=src/xla", "--override_repository=zlib=/x", "--", "--override_repository=xla=y"]
     assert bazel_hook.translate(args, 7, tmp_path) == [
-        "build", "--override_repository", f"_main~sources~jax={tmp_path / 'src' / 'jax'}", "--override_repository=zlib=/x",
+        "build", f"--override_repository=_main~sources~xla={tmp_path / 'src' / 'xla'}", "--override_repository=zlib=/x",
         "--", "--override_repository=xla=y"]
+
+
+def test_a_jax_override_names_the_tree_to_lay_out_not_a_repository_to_replace(tmp_path):
+    """JAX's own BUILD files would load XLA's graph: @jax stays this project's, fed by JAX_SOURCE_DIR."""
+    (tmp_path / "jax").mkdir()
+    archive = tmp_path / "jax-src.tar.gz"
+    archive.write_bytes(b"")
+    for spelling in ("jax=jax", "@jax=jax", "@@jax=jax"):
+        assert bazel_hook.translate(["build", f"--override_repository={spelling}"], 7, tmp_path) == [
+            "build", f"--repo_env=JAX_SOURCE_DIR={tmp_path / 'jax'}"]
+    assert bazel_hook.translate(["build", "--override_repository", "jax=jax-src.tar.gz"], 8, tmp_path) == [
+        "build", f"--repo_env=JAX_SOURCE_DIR={archive}"]
+    (tmp_path / "notes.txt").write_text("")
+    with pytest.raises(bazel_hook.OverrideError, match="neither a directory nor an archive"):
+        bazel_hook.translate(["build", "--override_repository=jax=notes.txt"], 7, tmp_path)
 
 
 def test_a_missing_override_directory_fails_before_bazel_runs(tmp_path):

@@ -194,6 +194,23 @@ LIBRARIES = (
     LibrarySpec("hipsparselt", "hipsparselt/hipsparselt.h", "libhipsparselt", "hipsparselt", "hipsparselt/hipsparselt-version.h", "hipsparseltVersion"),
 )
 
+# The Debian/Ubuntu package with each library's headers: what a build that needs a
+# library this toolkit lacks tells the user to install.
+DEBIAN_DEV_PACKAGES = {
+    "hip": "libamdhip64-dev", "hsa-runtime": "libhsa-runtime-dev", "rocblas": "librocblas-dev",
+    "hipblas": "libhipblas-dev", "hipblaslt": "libhipblaslt-dev", "miopen": "libmiopen-dev",
+    "rccl": "librccl-dev", "hipfft": "libhipfft-dev", "hipsolver": "libhipsolver-dev",
+    "hipsparse": "libhipsparse-dev", "hiprand": "libhiprand-dev", "rocrand": "librocrand-dev",
+    "rocprim": "librocprim-dev", "hipcub": "libhipcub-dev", "roctracer": "libroctracer-dev",
+    "rocsolver": "librocsolver-dev", "rocsparse": "librocsparse-dev", "hipsparselt": "libhipsparselt-dev",
+}
+
+
+def missing_libraries(found: dict[str, "Library"]) -> dict[str, str]:
+    """Libraries without headers in this toolkit -> the package that provides them."""
+    return {spec.name: DEBIAN_DEV_PACKAGES[spec.name] for spec in LIBRARIES
+            if spec.name not in found or found[spec.name].include_dir is None}
+
 
 @dataclasses.dataclass(frozen=True)
 class Library:
@@ -232,6 +249,7 @@ class RocmConfig:
     amdgpu_targets_supported: list[str]
     therock: dict | None
     libraries: dict[str, Library]
+    missing_libraries: dict[str, str]  # name -> Debian/Ubuntu package with its headers
     warnings: list[str]
 
     def to_json(self) -> str:
@@ -495,6 +513,7 @@ def find_rocm_config(root: Path) -> RocmConfig:
         amdgpu_targets_supported=targets,
         therock=therock,
         libraries=libraries,
+        missing_libraries=missing_libraries(libraries),
         warnings=warnings,
     )
 

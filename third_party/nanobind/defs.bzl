@@ -5,6 +5,8 @@
 makes `_prng<EXT_SUFFIX>` for each Python (e.g. `_prng.cpython-314-x86_64-linux-gnu.so`,
 importable as `_prng`) and a filegroup `_prng` holding all of them. Only `PyInit_*`
 is exported; Python's own symbols stay undefined, as CPython extension modules require.
+`per_python_deps` are labels with `{python}` in them (e.g. `//x:numpy_{python}`), made
+per Python as `3_11`, `3_14` ..., for libraries compiled against one Python's headers.
 """
 
 load("@local_config_python//:defs.bzl", "EXT_SUFFIX", "PYTHON_VERSIONS")
@@ -12,7 +14,7 @@ load("@rules_cc//cc:defs.bzl", "cc_binary")
 
 _VERSION_SCRIPT = Label("//third_party/nanobind:extension.lds")
 
-def nanobind_extension(name, srcs, deps = [], copts = [], linkopts = [], visibility = None, tags = [], **kwargs):
+def nanobind_extension(name, srcs, deps = [], per_python_deps = [], copts = [], linkopts = [], visibility = None, tags = [], **kwargs):
     modules = []
     for version in PYTHON_VERSIONS:
         tag = version.replace(".", "_")
@@ -26,7 +28,7 @@ def nanobind_extension(name, srcs, deps = [], copts = [], linkopts = [], visibil
             # sandbox is Debian sid), and manylinux allows only old GLIBCXX versions.
             linkopts = ["-Wl,--version-script=$(location %s)" % _VERSION_SCRIPT, "-static-libstdc++", "-static-libgcc"] + linkopts,
             additional_linker_inputs = [_VERSION_SCRIPT],
-            deps = deps + [
+            deps = deps + [d.replace("{python}", tag) for d in per_python_deps] + [
                 Label("//third_party/nanobind:nanobind_py" + tag),
                 "@local_config_python//:python_headers_" + tag,
             ],

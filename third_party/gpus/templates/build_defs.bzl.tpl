@@ -50,6 +50,15 @@ def rocm_only():
     # The constraint's name is the message Bazel prints when such a target is asked for by name.
     return [] if _CONFIGURED else [Label("//:ROCm_is_not_configured__build_with_--config=rocm")]
 
+def _rocm_missing_impl(ctx):
+    fail("%s: %s" % (ctx.label, ctx.attr.message))
+
+rocm_missing = rule(
+    implementation = _rocm_missing_impl,
+    doc = "Stands in for a library (or tool) the configured toolkit lacks; fails naming what to install.",
+    attrs = {"message": attr.string(mandatory = True)},
+)
+
 def _rocm_unconfigured_impl(ctx):
     fail("%s needs ROCm, which this build was not configured for: %s" % (ctx.label, _UNCONFIGURED_MESSAGE))
 

@@ -3,7 +3,6 @@ cc_library(
     name = "%{name}",
     hdrs = %{hdrs},
     srcs = %{srcs},
-    includes = ["toolkit/include"],
+    includes = ["include"],
     deps = %{deps},
-    visibility = ["//visibility:public"],
 )

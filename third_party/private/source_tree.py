@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Lay out a JAX source tree for Bazel without JAX's own build graph.
+
+    source_tree.py --source PATH --output DIR [--dirs jaxlib,jaxlib/gpu,...] [--sha256 HEX]
+
+PATH is a JAX checkout (a directory) or an archive of one (.tar.gz, .tgz, .tar.xz,
+.zip; one top-level folder is stripped). The files of the listed directories (not
+their subdirectories) and the top-level LICENSE appear in DIR at the same relative
+paths: symlinks into a checkout, so edits there are seen by the next build; extracted
+files for an archive. Bazel's files of the tree (BUILD, *.bzl, MODULE.bazel,
+WORKSPACE, REPO.bazel) are left out, so that the repository rule's own BUILD file is
+the only one, and nothing of JAX's build graph (or XLA's, which it loads) is loaded.
+
+Prints one JSON object: what the tree is, for build_info.json:
+  {"origin": "local checkout" | "local archive" | "pinned archive", "path", "sha256",
+   "commit", "version", "files"}
+Archives made by `git archive` name their commit in a pax header; checkouts by git.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path, PurePosixPath
+
+DEFAULT_DIRS = ("jax", "jaxlib", "jaxlib/cpu", "jaxlib/gpu", "jaxlib/rocm")
+TOP_LEVEL_FILES = ("LICENSE",)
+BAZEL_FILE_NAMES = frozenset({"BUILD", "BUILD.bazel", "MODULE.bazel", "WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "REPO.bazel"})
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tar", ".zip")
+
+
+class SourceTreeError(Exception):
+    """A one-line, actionable failure."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TreeInfo:
+    origin: str
+    path: str
+    sha256: str | None
+    commit: str | None
+    version: str | None
+    files: int
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+
+
+def is_bazel_file(name: str) -> bool:
+    return name in BAZEL_FILE_NAMES or name.endswith(".bzl")
+
+
+def wanted(relative: PurePosixPath, dirs: tuple[str, ...]) -> bool:
+    """Whether a file at this tree-relative path belongs in the layout."""
+    if is_bazel_file(relative.name):
+        return False
+    parent = str(relative.parent)
+    return parent in dirs or (parent == "." and relative.name in TOP_LEVEL_FILES)
+
+
+def is_archive(path: Path) -> bool:
+    return path.is_file() and path.name.endswith(ARCHIVE_SUFFIXES)
+
+
+def version_of(version_py: str) -> str | None:
+    """JAX's release from jax/version.py (`_version = "0.10.2"`)."""
+    match = re.search(r'^_version\s*=\s*["\']([^"\']+)["\']', version_py, re.MULTILINE)
+    return match.group(1) if match else None
+
+
+def strip_top(names: list[str]) -> str:
+    """The single top-level folder every member is under ('' if there is none)."""
+    tops = {n.split("/", 1)[0] for n in names if n.strip("/")}
+    if len(tops) == 1 and all("/" in n.strip("/") or n.rstrip("/") in tops for n in names):
+        return tops.pop() + "/"
+    return ""
+
+
+def sha256_of(path: Path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _check_member(name: str) -> PurePosixPath:
+    relative = PurePosixPath(name)
+    if relative.is_absolute() or ".." in relative.parts:
+        raise SourceTreeError(f"archive member {name!r} points outside the tree; refusing the archive")
+    return relative
+
+
+def extract_archive(archive: Path, output: Path, dirs: tuple[str, ...]) -> tuple[int, str | None]:
+    """Extracts the wanted files; returns (files written, commit from a git-archive pax header)."""
+    count = 0
+    if archive.name.endswith(".zip"):
+        with zipfile.ZipFile(archive) as zf:
+            prefix = strip_top(zf.namelist())
+            for info in zf.infolist():
+                if info.is_dir() or not info.filename.startswith(prefix):
+                    continue
+                relative = _check_member(info.filename[len(prefix):])
+                if wanted(relative, dirs):
+                    target = output / relative
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    with zf.open(info) as src, open(target, "wb") as dst:
+                        shutil.copyfileobj(src, dst)
+                    count += 1
+        return count, None
+    with tarfile.open(archive) as tf:
+        members = tf.getmembers()
+        commit = tf.pax_headers.get("comment")
+        prefix = strip_top([m.name for m in members])
+        for member in members:
+            if not member.isfile() or not member.name.startswith(prefix):
+                continue
+            relative = _check_member(member.name[len(prefix):])
+            if wanted(relative, dirs):
+                target = output / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with tf.extractfile(member) as src, open(target, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+                count += 1
+    if commit is not None and not re.fullmatch(r"[0-9a-f]{40}", commit):
+        commit = None
+    return count, commit
+
+
+def link_checkout(checkout: Path, output: Path, dirs: tuple[str, ...]) -> int:
+    """Symlinks the wanted files of a checkout; returns how many."""
+    count = 0
+    for directory in ("." ,) + dirs:
+        source_dir = checkout / directory
+        if not source_dir.is_dir():
+            continue
+        for entry in sorted(source_dir.iterdir()):
+            relative = PurePosixPath(directory) / entry.name if directory != "." else PurePosixPath(entry.name)
+            if entry.is_file() and wanted(relative, dirs):
+                target = output / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.symlink(entry.resolve(), target)
+                count += 1
+    return count
+
+
+def git_commit(checkout: Path) -> str | None:
+    if not (checkout / ".git").exists() or shutil.which("git") is None:
+        return None
+    result = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True)
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def lay_out(source: Path, output: Path, dirs: tuple[str, ...], origin: str | None, sha256: str | None) -> TreeInfo:
+    if not source.exists():
+        raise SourceTreeError(f"{source} does not exist; give a JAX checkout (a directory with jaxlib/) or an archive of one")
+    output.mkdir(parents=True, exist_ok=True)
+    if source.is_dir():
+        if not (source / "jaxlib").is_dir():
+            raise SourceTreeError(f"{source} is not a JAX checkout: it has no jaxlib/ directory")
+        files = link_checkout(source, output, dirs)
+        info_origin, commit, digest = "local checkout", git_commit(source), None
+    elif is_archive(source):
+        files, commit = extract_archive(source, output, dirs)
+        info_origin, digest = "local archive", sha256 or sha256_of(source)
+    else:
+        raise SourceTreeError(f"{source} is neither a directory nor an archive ({', '.join(ARCHIVE_SUFFIXES)})")
+    if not (output / "jaxlib" / "gpu").is_dir():
+        raise SourceTreeError(f"{source} has no jaxlib/gpu/ sources; is it JAX's source tree (jax-ml/jax)?")
+    version_py = output / "jax" / "version.py"
+    version = version_of(version_py.read_text()) if version_py.exists() else None
+    return TreeInfo(origin or info_origin, str(source), digest, commit, version, files)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--source", type=Path, required=True, help="a JAX checkout or an archive of one")
+    parser.add_argument("--output", type=Path, required=True, help="the directory to lay the files out in")
+    parser.add_argument("--dirs", default=",".join(DEFAULT_DIRS), help="tree-relative directories to take (default: %(default)s)")
+    parser.add_argument("--origin", help="what to call the source in the report (default: local checkout / local archive)")
+    parser.add_argument("--sha256", help="the archive's sha256 when the caller already checked it")
+    args = parser.parse_args(argv)
+    try:
+        info = lay_out(args.source, args.output, tuple(d for d in args.dirs.split(",") if d), args.origin, args.sha256)
+    except (SourceTreeError, OSError, tarfile.TarError, zipfile.BadZipFile) as exc:
+        print(f"source_tree: {exc}", file=sys.stderr)
+        return 1
+    print(info.to_json())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
