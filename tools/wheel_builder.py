@@ -161,12 +161,29 @@ class WheelSpec:
         return f"{self.file_stem}-{self.version.pep440()}.dist-info"
 
 
+def stand_in_note(artifacts: Mapping[str, Mapping[str, Any]]) -> str:
+    """The description's paragraph naming the artifacts built from stand-ins ('' if none)."""
+    stand_ins = sorted(name for name, a in artifacts.items() if a.get("origin") == "examples")
+    if not stand_ins:
+        return ""
+    return ("\n## Stand-ins inside\n\nThis wheel holds code that is neither JAX's nor XLA's: "
+            + ", ".join(f"`{name}`" for name in stand_ins)
+            + (" was" if len(stand_ins) == 1 else " were")
+            + " built from jax-rocm-build's `examples/` stand-ins, written for offline builds and tests: "
+            "they answer the APIs JAX calls but compute nothing. `build_info()` lists the stand-in targets.\n")
+
+
 def spec_from_json(data: Mapping[str, Any], base_dir: Path = Path(".")) -> WheelSpec:
     """The spec of wheel/private/wheel.bzl; relative paths are taken from base_dir."""
     description = ""
     if data.get("description_file"):
         description = (base_dir / data["description_file"]).read_text(encoding="utf-8")
     build_info = data.get("build_info") or {}
+    info = dict(build_info.get("data", {}))
+    if build_info.get("source_info_files"):
+        info["sources"] = {**info.get("sources", {}), **{
+            name: json.loads((base_dir / path).read_text()) for name, path in sorted(build_info["source_info_files"].items())}}
+    description += stand_in_note(info.get("artifacts", {}))
     return WheelSpec(
         distribution=data["distribution"],
         version=Version(**data["version"]),
@@ -186,7 +203,7 @@ def spec_from_json(data: Mapping[str, Any], base_dir: Path = Path(".")) -> Wheel
         entry_points={g: dict(p) for g, p in data.get("entry_points", {}).items()},
         root_is_purelib=bool(data.get("root_is_purelib", False)),
         build_info_dest=build_info.get("dest", ""),
-        build_info=build_info.get("data", {}),
+        build_info=info,
     )
 
 

@@ -6,6 +6,11 @@ jax_rocm<N>_pjrt: the PJRT plugin (xla_rocm_plugin.so) and its Python loader, fo
 Python (py3-none-<platform>). jax_rocm<N>_plugin: the FFI extension modules, one wheel
 per Python of @local_config_python (cpXY-cpXY-<platform>), requiring the pjrt wheel of
 the same version. N is the configured ROCm's major version.
+
+build_info.json says for every artifact whose code it is: `jax` (with @jax's tree:
+commit, sha256, pinned or local) or `xla`, or `examples` with the stand-in targets
+(tagged jax_rocm_stand_in) it was built from; a wheel holding a stand-in says so in its
+description too.
 """
 
 load("@local_config_python//:defs.bzl", "EXT_SUFFIX", "PYTHON_VERSIONS")
@@ -42,6 +47,8 @@ def jax_rocm_pjrt_wheel(name, plugin, loader, description = None, **kwargs):
         name = name,
         distribution = "jax_rocm{major}_pjrt",
         srcs = {plugin: "jax_plugins/xla_rocm{major}", loader: "jax_plugins/xla_rocm{major}"},
+        origins = {str(native.package_relative_label(plugin)): "xla"},
+        sources = ["xla"],
         build_info_dest = "jax_plugins/xla_rocm{major}/build_info.json",
         summary = "JAX XLA PJRT Plugin for AMD GPUs (ROCm {rocm_version})",
         description = description,
@@ -61,6 +68,10 @@ def jax_rocm_plugin_wheels(name, modules, package_files, description = None, **k
             name = wheel,
             distribution = "jax_rocm{major}_plugin",
             srcs = dict([(m + EXT_SUFFIX[version], "jax_rocm{major}_plugin") for m in modules] + [(package_files, "jax_rocm{major}_plugin")]),
+            origins = {str(native.package_relative_label(m + EXT_SUFFIX[version])): "jax" for m in modules},
+            sources = ["jax", "nanobind", "xla_ffi_headers", "com_google_absl"],
+            source_infos = ["@jax//:source_info.json", "@eigen_archive//:eigen.json", "//third_party/xla_compat:source_info.json"],
+            source_info_names = ["jax", "eigen", "xla_compat"],
             build_info_dest = "jax_rocm{major}_plugin/build_info.json",
             python_tag = tag,
             abi_tag = tag,

@@ -90,6 +90,12 @@ def sha256_of(path: Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
+def pax_commit(tf: tarfile.TarFile) -> str | None:
+    """The commit `git archive` records in the archive's pax header, if any."""
+    comment = tf.pax_headers.get("comment")
+    return comment if comment and re.fullmatch(r"[0-9a-f]{40}", comment) else None
+
+
 def _check_member(name: str) -> PurePosixPath:
     relative = PurePosixPath(name)
     if relative.is_absolute() or ".." in relative.parts:
@@ -116,7 +122,7 @@ def extract_archive(archive: Path, output: Path, dirs: tuple[str, ...]) -> tuple
         return count, None
     with tarfile.open(archive) as tf:
         members = tf.getmembers()
-        commit = tf.pax_headers.get("comment")
+        commit = pax_commit(tf)
         prefix = strip_top([m.name for m in members])
         for member in members:
             if not member.isfile() or not member.name.startswith(prefix):
@@ -128,8 +134,6 @@ def extract_archive(archive: Path, output: Path, dirs: tuple[str, ...]) -> tuple
                 with tf.extractfile(member) as src, open(target, "wb") as dst:
                     shutil.copyfileobj(src, dst)
                 count += 1
-    if commit is not None and not re.fullmatch(r"[0-9a-f]{40}", commit):
-        commit = None
     return count, commit
 
 
@@ -155,6 +159,25 @@ def git_commit(checkout: Path) -> str | None:
         return None
     result = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True)
     return result.stdout.strip() if result.returncode == 0 else None
+
+
+def identify(source: Path) -> tuple[str | None, str | None]:
+    """(JAX release, commit) of a checkout or archive, without laying it out."""
+    if source.is_dir():
+        version_py = source / "jax" / "version.py"
+        return (version_of(version_py.read_text()) if version_py.is_file() else None), git_commit(source)
+    if source.name.endswith(".zip"):
+        with zipfile.ZipFile(source) as zf:
+            prefix = strip_top(zf.namelist())
+            try:
+                return version_of(zf.read(prefix + "jax/version.py").decode()), None
+            except KeyError:
+                return None, None
+    with tarfile.open(source) as tf:
+        for member in tf:
+            if member.isfile() and member.name.split("/", 1)[-1] == "jax/version.py":
+                return version_of(tf.extractfile(member).read().decode()), pax_commit(tf)
+        return None, pax_commit(tf)
 
 
 def lay_out(source: Path, output: Path, dirs: tuple[str, ...], origin: str | None, sha256: str | None) -> TreeInfo:

@@ -11,10 +11,40 @@ load("@local_config_rocm//:build_defs.bzl", "rocm_build_info", "rocm_version_num
 load("@source_pins//:defs.bzl", "PINS")
 load("//rocm/private:providers.bzl", "AmdgpuTargetsInfo")
 
+# Targets of examples/ carry this tag: code of this project's writing standing in for
+# XLA's or JAX's (examples/*/README.md). build_info.json names every one a wheel holds.
+STAND_IN_TAG = "jax_rocm_stand_in"
+
+StandInsInfo = provider(
+    doc = "The stand-in targets (tagged STAND_IN_TAG) in a target's dependency closure.",
+    fields = {"labels": "depset of label strings"},
+)
+
+def _stand_ins_aspect_impl(target, ctx):
+    own = [str(target.label)] if STAND_IN_TAG in getattr(ctx.rule.attr, "tags", []) else []
+    transitive = [
+        dep[StandInsInfo].labels
+        for attr in ("deps", "srcs")
+        for dep in getattr(ctx.rule.attr, attr, [])
+        if type(dep) == "Target" and StandInsInfo in dep
+    ]
+    return [StandInsInfo(labels = depset(own, transitive = transitive))]
+
+stand_ins_aspect = aspect(
+    implementation = _stand_ins_aspect_impl,
+    attr_aspects = ["deps", "srcs"],
+    doc = "Collects the stand-in targets a wheel's artifacts are built from.",
+)
+
 def rocm_versions():
     """(major, 'X.Y.Z') of the configured ROCm, from XLA's encoding 70204."""
     number = rocm_version_number()
     return number // 10000, "%d.%d.%d" % (number // 10000, (number // 100) % 100, number % 100)
+
+def _source_entry(name, pin, overridden, stand_in_sources):
+    if name in stand_in_sources:
+        return {"origin": "examples", "note": "built from the examples/%s stand-in, not from this pin" % name, "pin": pin}
+    return pin | {"origin": "override" if name in overridden else "pinned"}
 
 def _flag(ctx, name):
     return getattr(ctx.attr, "_" + name)[BuildSettingInfo].value
@@ -27,11 +57,15 @@ def _rocm_wheel_impl(ctx):
     def fmt(text):
         return text.replace("{major}", str(major)).replace("{rocm_version}", rocm_version)
 
-    files, inputs = [], []
+    files, inputs, artifacts = [], [], {}
     for target, dest in ctx.attr.srcs.items():
+        stand_ins = sorted(target[StandInsInfo].labels.to_list()) if StandInsInfo in target else []
+        origin = ctx.attr.origins.get(str(target.label), "")
         for f in target[DefaultInfo].files.to_list():
             files.append({"dest": fmt(dest) + "/" + f.basename, "src": f.path, "executable": f.extension == "so"})
             inputs.append(f)
+            if origin:
+                artifacts[f.basename] = {"origin": "examples" if stand_ins else origin, "stand_ins": stand_ins}
 
     version = {
         "base": _flag(ctx, "version"),
@@ -41,6 +75,12 @@ def _rocm_wheel_impl(ctx):
         "post": _flag(ctx, "post_release"),
         "local": ("rocm" + rocm_version) if _flag(ctx, "rocm_version_extra") else "",
     }
+    # A source whose every artifact here was built from stand-ins is not in this wheel at all.
+    stand_in_sources = [
+        origin
+        for origin in ctx.attr.origins.values()
+        if not [a for a in artifacts.values() if a["origin"] == origin]
+    ]
     build_info = None
     if ctx.attr.build_info_dest:
         # The keys jax_plugins/rocm/__init__.py documents; the tool adds plugin_version.
@@ -60,11 +100,16 @@ def _rocm_wheel_impl(ctx):
                 "amdgpu_targets": ctx.attr._amdgpu_targets[AmdgpuTargetsInfo].targets,
                 "python_tag": ctx.attr.python_tag,
                 "sources": {
-                    name: pin | {"origin": "override" if name in overridden else "pinned"}
+                    name: _source_entry(name, pin, overridden, stand_in_sources)
                     for name, pin in PINS.items()
+                    if name in ctx.attr.sources
                 },
+                "artifacts": artifacts,
             },
+            # Files whose JSON replaces sources[name]: what a repository rule found (e.g. @jax's tree).
+            "source_info_files": {name: f.path for name, f in zip(ctx.attr.source_info_names, ctx.files.source_infos)},
         }
+        inputs += ctx.files.source_infos
 
     spec = ctx.actions.declare_file(ctx.label.name + ".spec.json")
     ctx.actions.write(spec, json.encode_indent({
@@ -105,7 +150,11 @@ rocm_wheel = rule(
     doc = "A wheel of ROCm artifacts; `{major}` and `{rocm_version}` in strings are the configured ROCm's.",
     attrs = {
         "distribution": attr.string(mandatory = True, doc = "e.g. jax_rocm{major}_pjrt"),
-        "srcs": attr.label_keyed_string_dict(allow_files = True, doc = "target -> folder in the wheel its files go to"),
+        "srcs": attr.label_keyed_string_dict(allow_files = True, aspects = [stand_ins_aspect], doc = "target -> folder in the wheel its files go to"),
+        "sources": attr.string_list(doc = "The pinned sources (@source_pins) this wheel's code is built from."),
+        "origins": attr.string_dict(doc = "label of a srcs target -> whose code it is (jax, xla); build_info.json's artifacts"),
+        "source_infos": attr.label_list(allow_files = [".json"], doc = "JSON files describing source trees, e.g. @jax//:source_info.json"),
+        "source_info_names": attr.string_list(doc = "The source each of source_infos describes (jax ...)."),
         "build_info_dest": attr.string(doc = "Where build_info.json goes (empty: none)."),
         "python_tag": attr.string(default = "py3"),
         "abi_tag": attr.string(default = "none"),

@@ -10,6 +10,7 @@
 // with -Wl,--no-undefined against libc and libstdc++ alone.
 
 #include "xla/pjrt/c/pjrt_c_api_gpu.h"
+#include "xla/stream_executor/registry.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -184,6 +185,10 @@ PJRT_Error* ApiPluginAttributes(PJRT_Plugin_Attributes_Args* args) {
       Int64ListValue("stablehlo_current_version", kStablehloVersion,
                      sizeof(kStablehloVersion) / sizeof(kStablehloVersion[0])),
       StringValue(kMarkerName, kMarkerValue),
+      // What the static registrations linked into this plugin recorded
+      // (xla/stream_executor/registry.h): "rocm_platform,gpu_compiler".
+      StringValue("jax_rocm_registered",
+                  stream_executor::example::RegisteredComponents()),
   };
   EXAMPLE_CHECK_ARGS(PJRT_Plugin_Attributes_Args, num_attributes, args);
   args->attributes = kAttributes;
@@ -197,6 +202,12 @@ PJRT_Error* ApiClientCreate(PJRT_Client_Create_Args* args) {
   // Up to `client`: the try-get callbacks after it are optional (0.61+).
   EXAMPLE_CHECK_ARGS(PJRT_Client_Create_Args, client, args);
   args->client = nullptr;
+  if (!stream_executor::example::IsRegistered("rocm_platform")) {
+    // What a real plugin linked without the ROCm platform would fail with, in spirit.
+    return MakeError(PJRT_Error_Code_FAILED_PRECONDITION,
+                     "example plugin: no ROCm platform is registered; link "
+                     "@xla//xla/stream_executor:rocm_platform into the plugin");
+  }
   return MakeError(PJRT_Error_Code_UNAVAILABLE, kNoDevices);
 }
 
