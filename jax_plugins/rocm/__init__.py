@@ -15,6 +15,7 @@ major: N comes from ``build_info.json`` or else from this module's name.
       "rocm_major": 7,                           # the N of xla_rocm<N> / jax_rocm<N>_plugin
       "hip_version": "7.2.53211",
       "clang_version": "22.0.0", "rocm_layout": "debian", "rocm_source": "...",
+      "rocm_therock_family": "",                 # a TheRock tarball's family (gfx94X-dcgpu ...), else ""
       "amdgpu_targets": ["gfx942", "gfx950"],    # offload architectures compiled in
       "python_tag": "py3",                       # cpXY in the plugin wheel
       "sources": {"xla": {"commit": "<sha>", "sha256": "<archive>", "version": "",

@@ -57,6 +57,7 @@ def _rocm_wheel_impl(ctx):
                 "clang_version": toolkit.get("clang_version", ""),
                 "rocm_layout": toolkit.get("layout", ""),
                 "rocm_source": toolkit.get("source", ""),
+                "rocm_therock_family": toolkit.get("therock_family", ""),
                 "amdgpu_targets": ctx.attr._amdgpu_targets[AmdgpuTargetsInfo].targets,
                 "python_tag": ctx.attr.python_tag,
                 "sources": {
