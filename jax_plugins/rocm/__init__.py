@@ -13,8 +13,10 @@ major: N comes from ``build_info.json`` or else from this module's name.
       "plugin_version": "0.10.2+rocm7.2.4",      # version of the pjrt and plugin wheels
       "rocm_version": "7.2.4",                   # ROCm the native code was built with
       "rocm_major": 7,                           # the N of xla_rocm<N> / jax_rocm<N>_plugin
+      "rocm_package_version": "7.2.4",           # as the toolkit states it (TheRock: 7.10.0a20251120)
       "hip_version": "7.2.53211",
       "clang_version": "22.0.0", "rocm_layout": "debian", "rocm_source": "...",
+      "rocm_therock_family": "",                 # a TheRock tarball's family (gfx94X-dcgpu ...), else ""
       "amdgpu_targets": ["gfx942", "gfx950"],    # offload architectures compiled in
       "python_tag": "py3",                       # cpXY in the plugin wheel
       "sources": {"xla": {"commit": "<sha>", "sha256": "<archive>", "version": "",

@@ -5,6 +5,7 @@ load(
     "is_rocm_configured",
     "rocm_compiler_description",
     "rocm_dist_amdgpu_targets",
+    "rocm_dist_description",
     "rocm_supported_amdgpu_targets",
 )
 load(":providers.bzl", "AmdgpuTargetsInfo")
@@ -36,12 +37,16 @@ def split_amdgpu_targets(values):
                 out.append(part)
     return out
 
-def check_amdgpu_targets(requested, supported, dist_targets, compiler, flag):
-    """Returns (targets, error message or None); pure, so the rule stays a thin shell."""
+def check_amdgpu_targets(requested, supported, dist_targets, compiler, flag, dist_description = "the TheRock toolkit"):
+    """Returns (targets, error message or None); pure, so the rule stays a thin shell.
+
+    supported: what the compiler knows; dist_targets: what a TheRock toolkit has device code
+    for (its dist_info.json's or its family's; empty: no limit), described by dist_description."""
     targets = split_amdgpu_targets(requested)
     if not targets:
         return [], "%s is empty: name at least one amdgpu target, e.g. %s=gfx942." % (flag, flag)
     problems = []
+    uncovered = []
     for target in targets:
         parts = target.split(":")
         base = parts[0]
@@ -53,16 +58,29 @@ def check_amdgpu_targets(requested, supported, dist_targets, compiler, flag):
             hint = " (did you mean %s?)" % ", ".join(near) if near else ""
             problems.append("'%s' is not an amdgpu target %s can compile for%s" % (base, compiler, hint))
         elif dist_targets and not base.endswith("-generic") and base not in dist_targets:
-            problems.append("'%s' is not covered by this TheRock toolkit, whose libraries are built for %s only" % (base, ", ".join(dist_targets)))
-    if problems:
-        return [], "%s=%s: %s.\nValid targets: %s.\nExample: %s=gfx942,gfx950, or --config=gfx942." % (
+            uncovered.append(base)
+    if uncovered:
+        problems.append("%s %s not covered by %s, which has device code for %s only" % (
+            ", ".join(["'%s'" % t for t in uncovered]),
+            "is" if len(uncovered) == 1 else "are",
+            dist_description,
+            " ".join(dist_targets),
+        ))
+    if not problems:
+        return targets, None
+    if uncovered and len(problems) == 1:
+        advice = "Ask only for targets it covers: %s=%s (build/ci_build --amdgpu-targets=%s), or leave the flag unset to get them by default; or build with a TheRock tarball of a family that covers %s." % (
             flag,
-            ",".join(targets),
-            "; ".join(problems),
+            ",".join(dist_targets),
+            ",".join(dist_targets),
+            ", ".join(uncovered),
+        )
+    else:
+        advice = "Valid targets: %s.\nExample: %s=gfx942,gfx950, or --config=gfx942." % (
             ", ".join(supported) if supported else "(unknown: ROCm is not configured)",
             flag,
         )
-    return targets, None
+    return [], "%s=%s: %s.\n%s" % (flag, ",".join(targets), "; ".join(problems), advice)
 
 def _amdgpu_targets_flag_impl(ctx):
     flag = _flag_name(ctx.label)
@@ -72,6 +90,7 @@ def _amdgpu_targets_flag_impl(ctx):
         rocm_dist_amdgpu_targets(),
         rocm_compiler_description(),
         flag,
+        rocm_dist_description(),
     )
     if error and is_rocm_configured():
         fail(error)

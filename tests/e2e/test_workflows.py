@@ -45,6 +45,7 @@ NOT_INPUTS = {
     "--help": "argparse's help: prints and exits",
     "--dry-run": "prints the commands and builds nothing: there would be no wheels to upload",
     "--output-dir": "the workflow collects the wheels from ci_build's default, dist/",
+    "--rocm": "doctor's sandbox package set; dist_wheels always provisions the full one",
 }
 
 ci_build = load_module("ci_build_for_workflows", CHECKOUT / "build" / "ci_build")
@@ -263,7 +264,7 @@ def test_every_input_is_a_ci_build_flag_and_every_flag_an_input():
     dispatch, call = build_inputs()
     assert dispatch.keys() == call.keys(), "workflow_dispatch and workflow_call take the same inputs"
     global_flags, command_flags = ci_build_flags()
-    flags = global_flags | command_flags
+    flags = command_flags | global_flags  # the top-level parser's copies carry the defaults
     assert set(NOT_INPUTS) <= flags.keys(), "an exclusion names a flag ci_build no longer has"
     not_flags = [name for name in dispatch if flag(name) not in flags]
     assert not not_flags, f"inputs naming no ci_build flag: {not_flags}"
@@ -274,7 +275,7 @@ def test_every_input_is_a_ci_build_flag_and_every_flag_an_input():
 def test_input_types_and_defaults_follow_the_flags():
     dispatch, call = build_inputs()
     global_flags, command_flags = ci_build_flags()
-    flags = global_flags | command_flags
+    flags = command_flags | global_flags  # the top-level parser's copies carry the defaults
     for name, spec in dispatch.items():
         action = flags[flag(name)]
         for inputs in (dispatch, call):
@@ -323,7 +324,7 @@ def as_env(value) -> str:
 def test_the_build_step_passes_each_input_to_its_flag(tmp_path):
     dispatch, _ = build_inputs()
     global_flags, command_flags = ci_build_flags()
-    flags = global_flags | command_flags
+    flags = command_flags | global_flags  # the top-level parser's copies carry the defaults
     values, expected = {}, {}
     for name, spec in dispatch.items():
         action = flags[flag(name)]

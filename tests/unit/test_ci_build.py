@@ -31,10 +31,10 @@ README = CHECKOUT / "README.md"
 
 
 def args(*argv: str):
-    """Namespace of `ci_build [global flags] dist_wheels [flags]`, from the real parser."""
+    """Namespace of `ci_build [flags] dist_wheels [flags]`, from the real parser."""
     argv = list(argv)
     split = argv.index("dist_wheels") if "dist_wheels" in argv else len(argv)
-    return ci_build.parser().parse_args(argv[:split] + ["dist_wheels"] + argv[split + 1:])
+    return ci_build.parse_args(argv[:split] + ["dist_wheels"] + argv[split + 1:])
 
 
 def jax_tree(root: Path, version_py: str | None = '_version = "0.11.0"\n') -> Path:
@@ -53,6 +53,102 @@ def fixed_clock(monkeypatch):
     monkeypatch.setattr(ci_build.time, "gmtime", lambda *a: utc)
     monkeypatch.setattr(ci_build.time, "localtime", lambda *a: local)
     return "20260102"
+
+
+# --- the parser: every option before or after the subcommand --------------------------
+
+# ROCm's own documentation (rocm-jax's README) spells the release build this way.
+ROCM_DOCS_COMMAND = ["--compiler=clang", "--python-versions=3.12", "--rocm-version=7.10.0a20251120",
+                     "--therock-path=https://rocm.nightlies.amd.com/tarball/therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz",
+                     "dist_wheels"]
+
+
+def sample(option) -> tuple[list[str], object]:
+    """(argv words giving `option` a value other than its default, the value parsed)."""
+    kwargs = option.kwargs
+    if kwargs.get("action") == "store_true":
+        return [option.flags[0]], True
+    if kwargs.get("type") is int:
+        return [f"{option.flags[0]}=3"], 3
+    if "choices" in kwargs:
+        value = next(c for c in kwargs["choices"] if c != option.default)
+        return [f"{option.flags[0]}={value}"], value
+    return [option.flags[0], f"value of {option.dest}"], f"value of {option.dest}"
+
+
+def command_of(option) -> str:
+    return option.commands[0] if option.commands else "dist_wheels"
+
+
+def test_the_options_table_covers_every_option_of_the_parser():
+    parser = ci_build.parser()
+    declared = {s for a in parser._actions for s in a.option_strings if s.startswith("--") and s != "--help"}
+    assert declared == {f for o in ci_build.OPTIONS for f in o.flags}
+    assert len(ci_build.OPTIONS) >= 20
+
+
+@pytest.mark.parametrize("option", ci_build.OPTIONS, ids=lambda o: o.flags[0])
+def test_every_option_is_accepted_before_and_after_the_subcommand(option):
+    words, value = sample(option)
+    command = command_of(option)
+    before = ci_build.parse_args(words + [command])
+    after = ci_build.parse_args([command] + words)
+    assert getattr(before, option.dest) == getattr(after, option.dest) == value
+    assert before.command == after.command == command
+    # Nothing else differs from the defaults, in either order (the subparser clobbers nothing).
+    defaults = vars(ci_build.parse_args([command]))
+    for parsed in (before, after):
+        assert {k: v for k, v in vars(parsed).items() if k != option.dest} == {k: v for k, v in defaults.items() if k != option.dest}
+
+
+def test_defaults_are_the_options_own():
+    parsed = ci_build.parse_args(["dist_wheels"])
+    assert {o.dest: getattr(parsed, o.dest) for o in ci_build.OPTIONS} == {o.dest: o.default for o in ci_build.OPTIONS}
+    assert (parsed.sources, parsed.compiler, parsed.wheel_kind, parsed.rocm, parsed.dry_run) == ("pinned", "gcc", "release", "full", False)
+
+
+def test_options_split_around_the_subcommand_are_all_kept():
+    parsed = ci_build.parse_args(["--sources=examples", "--compiler=clang", "--amdgpu-targets=gfx950", "dist_wheels",
+                                  "--rocm-path=/opt/rocm", "--wheel-kind=nightly", "--dry-run"])
+    assert (parsed.sources, parsed.compiler, parsed.amdgpu_targets, parsed.rocm_path, parsed.wheel_kind, parsed.dry_run) == (
+        "examples", "clang", "gfx950", "/opt/rocm", "nightly", True)
+    # Given twice, the later one wins.
+    assert ci_build.parse_args(["--compiler=clang", "dist_wheels", "--compiler=gcc"]).compiler == "gcc"
+
+
+def test_the_command_rocms_docs_give_parses_verbatim():
+    parsed = ci_build.parse_args(ROCM_DOCS_COMMAND)
+    assert parsed.command == "dist_wheels" and parsed.fn is ci_build.cmd_dist_wheels
+    assert (parsed.compiler, parsed.python_versions, parsed.rocm_version) == ("clang", "3.12", "7.10.0a20251120")
+    assert parsed.therock_path.endswith("/therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz")
+    with_sha = ci_build.parse_args(ROCM_DOCS_COMMAND[:-1] + ["--therock-sha256=" + "ab" * 32, "dist_wheels", "--sources=examples"])
+    assert (with_sha.therock_sha256, with_sha.sources) == ("ab" * 32, "examples")
+
+
+@pytest.mark.parametrize("argv", [["--wheel-kind=dev", "native"], ["native", "--wheel-kind=dev"]])
+def test_an_option_of_another_subcommand_is_an_error_in_either_place(argv, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        ci_build.parse_args(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "--wheel-kind=dev is an option of dist_wheels, which `native` does not use: drop it, or run dist_wheels" in err
+
+
+def test_the_doctor_option_is_refused_for_dist_wheels(capsys):
+    with pytest.raises(SystemExit):
+        ci_build.parse_args(["dist_wheels", "--rocm=minimal"])
+    assert "--rocm=minimal is an option of doctor" in capsys.readouterr().err
+    assert ci_build.parse_args(["--rocm=minimal", "doctor"]).rocm == "minimal"
+
+
+def test_every_subcommand_help_lists_every_option(capsys):
+    for name, _, _ in ci_build.COMMANDS:
+        with pytest.raises(SystemExit):
+            ci_build.parse_args([name, "--help"])
+        out = capsys.readouterr().out
+        missing = [f for o in ci_build.OPTIONS for f in o.flags if not re.search(re.escape(f) + r"(?![a-z0-9-])", out)]
+        assert not missing, (name, missing)
+        assert "==SUPPRESS==" not in out and "(default: gcc)" in out
 
 
 # --- wheel_flags / jax_tree_version ---------------------------------------------------
@@ -225,6 +321,80 @@ def test_therock_nonsense_path(tmp_path):
         ci_build.therock_flags(str(tmp_path / "nope"), None)
     assert "neither a URL, a tarball nor a directory" in str(error.value.code)
     assert str(tmp_path / "nope") in str(error.value.code)
+
+
+def test_therock_http_url_needs_a_sha256_too():
+    with pytest.raises(SystemExit) as error:
+        ci_build.therock_flags("http://127.0.0.1:8000/therock-dist-linux-gfx94X-dcgpu-7.10.0a1.tar.gz", "")
+    assert "is a download: add --therock-sha256=HEX" in str(error.value.code)
+
+
+def test_therock_file_url_is_a_local_tarball(tmp_path):
+    tarball = tmp_path / "my dl" / "therock-dist-linux-gfx950-dcgpu-7.10.0a20251120.tar.gz"
+    tarball.parent.mkdir()
+    tarball.write_bytes(b"tarball")
+    flags, binds = ci_build.therock_flags(tarball.as_uri(), None)  # "my%20dl": quoted
+    assert flags == [f"--repo_env=THEROCK_URL=file://{tarball}",
+                     f"--repo_env=THEROCK_SHA256={hashlib.sha256(b'tarball').hexdigest()}"]
+    assert binds == [str(tarball.parent)]
+    assert ci_build.therock_flags(tarball.as_uri(), "cd" * 32)[0][1] == f"--repo_env=THEROCK_SHA256={'cd' * 32}"
+
+
+def test_therock_file_url_of_a_missing_file(tmp_path):
+    missing = tmp_path / "therock-dist-linux-gfx950-dcgpu-7.10.0a20251120.tar.gz"
+    with pytest.raises(SystemExit) as error:
+        ci_build.therock_flags(missing.as_uri(), None)
+    assert f"{missing} is not a file on this machine" in str(error.value.code)
+    with pytest.raises(SystemExit, match="is not a file on this machine"):
+        ci_build.therock_flags("file://otherhost/x.tar.gz", "ab" * 32)
+
+
+def test_a_symlinked_tarball_keeps_its_name_and_mounts_its_target(tmp_path):
+    real = tmp_path / "store" / "blob"
+    real.parent.mkdir()
+    real.write_bytes(b"x")
+    link = tmp_path / "links" / "therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    flags, binds = ci_build.therock_flags(str(link), None)
+    assert flags[0] == f"--repo_env=THEROCK_URL=file://{link}"  # the family stays readable in the name
+    assert binds == [str(link.parent), str(real.parent)]
+
+
+# --- TheRock family -> amdgpu targets --------------------------------------------------
+
+TARBALL = "https://rocm.nightlies.amd.com/tarball/therock-dist-linux-{}-7.10.0a20251120.tar.gz"
+
+
+def test_wheel_amdgpu_targets_are_rocm_configures_defaults():
+    assert ci_build.wheel_amdgpu_targets() == ["gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101",
+                                               "gfx1200", "gfx1201"]
+
+
+@pytest.mark.parametrize("family, targets", [("gfx94X-dcgpu", "gfx942"), ("gfx950-dcgpu", "gfx950"),
+                                             ("gfx110X-dgpu", "gfx1100,gfx1101"), ("gfx115X-igpu", "gfx1150,gfx1151,gfx1152,gfx1153")])
+def test_a_therock_family_says_its_default_targets(family, targets):
+    note = ci_build.therock_targets_note(TARBALL.format(family), None)
+    assert note.startswith(f"TheRock family {family}: amdgpu targets {targets} (default: ")
+    assert note.endswith("choose others of the family with --amdgpu-targets=LIST")
+
+
+def test_explicit_targets_are_checked_against_the_family_only():
+    note = ci_build.therock_targets_note(TARBALL.format("gfx950-dcgpu"), "gfx950")
+    assert note == "TheRock family gfx950-dcgpu (device code for gfx950): amdgpu targets gfx950 (--amdgpu-targets)"
+    assert "gfx9-4-generic" in ci_build.therock_targets_note(TARBALL.format("gfx94X-dcgpu"), "gfx942,gfx9-4-generic")
+    with pytest.raises(SystemExit) as error:
+        ci_build.therock_targets_note(TARBALL.format("gfx950-dcgpu"), "gfx942,gfx950")
+    message = str(error.value.code)
+    assert message.startswith("ci_build: --amdgpu-targets=gfx942,gfx950 asks for gfx942, but the TheRock tarball "
+                              "therock-dist-linux-gfx950-dcgpu-7.10.0a20251120.tar.gz is of family gfx950-dcgpu, "
+                              "with device code for gfx950 only")
+    assert "use --amdgpu-targets=gfx950" in message and "e.g. gfx94X-dcgpu" in message
+
+
+def test_no_family_in_the_name_says_nothing(tmp_path):
+    assert ci_build.therock_targets_note(str(tmp_path), "gfx942") is None
+    assert ci_build.therock_targets_note("https://example.com/rocm.tar.gz", None) is None
 
 
 # --- check_sources --------------------------------------------------------------------
@@ -410,6 +580,27 @@ def test_dist_wheels_binds_host_pythons_and_therock(recorded, monkeypatch, tmp_p
     assert f"--repo_env=ROCM_PATH={rocm.resolve()}" in cmd
     assert "--repo_env=CC=/usr/lib/llvm-22/bin/clang" in cmd
     assert "--action_env=SOURCE_DATE_EPOCH=1700000000" in cmd
+
+
+def test_dist_wheels_rocms_docs_command_with_a_local_tarball(recorded, tmp_path, capsys):
+    tarball = tmp_path / "therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz"
+    tarball.write_bytes(b"t")
+    argv = [w.replace(w.split("=", 1)[-1], str(tarball)) if w.startswith("--therock-path=") else w for w in ROCM_DOCS_COMMAND]
+    argv = [w.replace("3.12", "3.14") for w in argv]
+    assert ci_build.main(argv[:-1] + ["--sources=examples", "--dry-run", "dist_wheels"]) == 0
+    cmd = bazel_build(recorded)
+    assert f"--repo_env=THEROCK_URL=file://{tarball}" in cmd
+    assert f"--repo_env=THEROCK_SHA256={hashlib.sha256(b't').hexdigest()}" in cmd
+    assert "--repo_env=CC=/usr/lib/llvm-22/bin/clang" in cmd and "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.14" in cmd
+    assert cmd[cmd.index("--bind") + 1] == str(tmp_path)
+    assert "TheRock family gfx94X-dcgpu: amdgpu targets gfx942 (default:" in capsys.readouterr().err
+
+
+def test_dist_wheels_targets_outside_the_family_fail_before_the_sandbox(recorded):
+    with pytest.raises(SystemExit, match="of family gfx950-dcgpu, with device code for gfx950 only"):
+        ci_build.main(["--amdgpu-targets=gfx942", "--therock-path=" + TARBALL.format("gfx950-dcgpu"),
+                       "--therock-sha256=" + "ab" * 32, "--sources=examples", "--dry-run", "dist_wheels"])
+    assert recorded == []
 
 
 def test_dist_wheels_missing_python_fails_before_bazel(recorded):

@@ -159,6 +159,92 @@ def test_therock_family_from_file_name_when_no_dist_info(tmp_path):
         finder.check_targets(config, ["gfx942"], family)
 
 
+# ---- default amdgpu targets with a TheRock family ---------------------------
+
+WHEEL_LIST = ["gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201"]
+
+
+def test_default_targets_without_a_limit_are_the_wheel_list():
+    targets, why = finder.default_targets(WHEEL_LIST, None)
+    assert targets == WHEEL_LIST and targets is not WHEEL_LIST
+    assert why == "default: JAX's wheel list"
+
+
+@pytest.mark.parametrize("family, expected", [
+    ("gfx94X-dcgpu", ["gfx942"]),
+    ("gfx950-dcgpu", ["gfx950"]),
+    ("gfx90X-dcgpu", ["gfx908", "gfx90a"]),
+    ("dcgpu-all", ["gfx908", "gfx90a", "gfx942", "gfx950"]),
+    ("gfx110X-dgpu", ["gfx1100", "gfx1101"]),  # gfx1102 is in the family, not in the wheel list
+    ("gfx120X-all", ["gfx1200", "gfx1201"]),
+])
+def test_default_targets_are_the_wheel_list_within_the_family(family, expected):
+    targets, why = finder.default_targets(WHEEL_LIST, finder.family_targets(family), f"its family {family}")
+    assert targets == expected
+    assert f"limited to the TheRock toolkit's device code (its family {family}:" in why
+
+
+@pytest.mark.parametrize("family", ["gfx115X-igpu", "gfx101X-dgpu", "gfx1036"])
+def test_default_targets_are_the_familys_own_when_the_wheel_list_misses_it(family):
+    targets, why = finder.default_targets(WHEEL_LIST, finder.family_targets(family), f"its family {family}")
+    assert targets == list(finder.family_targets(family))
+    assert why == f"default: the TheRock toolkit's device code (its family {family}), none of which is in JAX's wheel list"
+
+
+def test_device_code_targets_prefers_dist_info_then_the_family(tmp_path):
+    with_dist = finder.find_rocm_config(make_therock(tmp_path / "a", dist_targets="gfx942;gfx950"))
+    assert finder.device_code_targets(with_dist, "gfx110X-all") == (["gfx942", "gfx950"], "its share/therock/dist_info.json")
+    without = finder.find_rocm_config(make_therock(tmp_path / "b", dist_targets=None))
+    assert finder.device_code_targets(without, "gfx950-dcgpu") == (["gfx950"], "its family gfx950-dcgpu")
+    assert finder.device_code_targets(without, "") == (None, "")
+    assert finder.device_code_targets(finder.find_rocm_config(make_multiarch(tmp_path / "usr")), "gfx950-dcgpu") == (None, "")
+    with pytest.raises(finder.RocmNotFound, match=r"unknown TheRock family 'gfx999Z-weird'.*known: gfx90X-dcgpu .*Rename the tarball"):
+        finder.device_code_targets(without, "gfx999Z-weird")
+
+
+def test_choose_targets_defaults_to_the_family_and_checks_only_what_was_requested(tmp_path):
+    config = finder.find_rocm_config(make_therock(tmp_path / "t", dist_targets=None))
+    choice = finder.choose_targets(config, [], WHEEL_LIST, "gfx950-dcgpu")
+    assert (choice.targets, choice.device_code_targets, choice.device_code_source) == (["gfx950"], ["gfx950"], "its family gfx950-dcgpu")
+    assert choice.origin.startswith("default: JAX's wheel list limited to")
+    requested = finder.choose_targets(config, ["gfx950", "gfx9-4-generic"], WHEEL_LIST, "gfx950-dcgpu")
+    assert requested.targets == ["gfx950", "gfx9-4-generic"] and requested.origin == "requested (TF_ROCM_AMDGPU_TARGETS)"
+    with pytest.raises(finder.RocmNotFound) as error:
+        finder.choose_targets(config, ["gfx942"], WHEEL_LIST, "gfx950-dcgpu")
+    message = str(error.value)
+    assert "has device code only for gfx950 (its family gfx950-dcgpu), not for requested gfx942" in message
+    assert "e.g. gfx94X-dcgpu" in message and "TF_ROCM_AMDGPU_TARGETS=gfx950" in message
+
+
+def test_choose_targets_refuses_defaults_clang_does_not_know(tmp_path):
+    config = finder.find_rocm_config(make_therock(tmp_path / "t", dist_targets=None))  # its clang: gfx1100 gfx90a gfx942 gfx950
+    with pytest.raises(finder.RocmNotFound, match=r"default amdgpu target\(s\) gfx1200, gfx1201 are unknown to .*TF_ROCM_AMDGPU_TARGETS"):
+        finder.choose_targets(config, [], WHEEL_LIST, "gfx120X-all")
+
+
+def test_cli_records_the_chosen_targets_and_the_family(tmp_path):
+    root = make_therock(tmp_path / "t", dist_targets=None)
+    finder_py = str(CHECKOUT / "third_party/gpus/find_rocm_config.py")
+    out = subprocess.run([sys.executable, finder_py, "--rocm-path", str(root), "--default-targets", ",".join(WHEEL_LIST),
+                          "--therock-family", "gfx94X-dcgpu"], capture_output=True, text=True, check=True).stdout
+    data = json.loads(out)
+    assert data["amdgpu_targets"] == ["gfx942"] and data["amdgpu_targets_origin"].startswith("default: JAX's wheel list limited")
+    assert data["therock"]["family"] == "gfx94X-dcgpu"
+    assert (data["therock"]["device_code_targets"], data["therock"]["device_code_source"]) == (["gfx942"], "its family gfx94X-dcgpu")
+    refused = subprocess.run([sys.executable, finder_py, "--rocm-path", str(root), "--require-targets", "gfx908,gfx942",
+                              "--therock-family", "gfx94X-dcgpu"], capture_output=True, text=True)
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "gfx908 unknown to" in refused.stderr  # the fake clang does not know gfx908: that check comes first
+    refused = subprocess.run([sys.executable, finder_py, "--rocm-path", str(root), "--require-targets", "gfx950",
+                              "--therock-family", "gfx94X-dcgpu"], capture_output=True, text=True)
+    assert refused.returncode == 1 and "device code only for gfx942 (its family gfx94X-dcgpu), not for requested gfx950" in refused.stderr
+
+
+def test_split_targets():
+    assert finder.split_targets("gfx942, gfx950;gfx1100 gfx1201,,") == ["gfx942", "gfx950", "gfx1100", "gfx1201"]
+    assert finder.split_targets("") == []
+
+
 @pytest.mark.parametrize("remove, message", [
     ("include/hip/hip_version.h", "HIP headers not found .* searched .*hip_version.h; install"),
     ("lib/x86_64-linux-gnu/libamdhip64.so*", "libamdhip64 not found: searched .*x86_64-linux-gnu; install"),

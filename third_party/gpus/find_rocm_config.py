@@ -570,18 +570,89 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--rocm-path", type=Path, help="the toolkit's root (default: search $ROCM_PATH, /opt/rocm, newest /opt/rocm-*, /usr)")
     p.add_argument("--format", choices=("json", "text"), default="json")
     p.add_argument("--require-targets", default="", metavar="gfx942,gfx950",
-                   help="fail unless the toolkit's device code (TheRock: its dist targets or --therock-family) covers these")
+                   help="the targets the build asked for: fail unless clang knows them and the toolkit's device code "
+                        "(TheRock: its dist targets or --therock-family) covers them")
+    p.add_argument("--default-targets", default="", metavar="gfx942,gfx950",
+                   help="without --require-targets: the targets wanted by default (JAX's wheel list); a TheRock "
+                        "toolkit narrows them to its family's (see default_targets)")
     p.add_argument("--therock-family", default="", help="TheRock family of the tarball, e.g. gfx94X-dcgpu (from its file name)")
     args = p.parse_args(argv)
     try:
         config = find_rocm_config(args.rocm_path) if args.rocm_path else find_default(dict(os.environ))
-        requested = [t for t in re.split(r"[,;\s]+", args.require_targets) if t]
-        check_targets(config, requested, args.therock_family)
+        choice = choose_targets(config, split_targets(args.require_targets), split_targets(args.default_targets),
+                                args.therock_family)
     except RocmNotFound as e:
         print(f"find_rocm_config: error: {e}", file=sys.stderr)
         return 1
-    print(config.to_json() if args.format == "json" else format_text(config))
+    if config.therock is not None:
+        config.therock.update(family=args.therock_family or None, device_code_targets=choice.device_code_targets,
+                              device_code_source=choice.device_code_source or None)
+    if args.format == "text":
+        print(format_text(config) + f"\n  build targets   {' '.join(choice.targets)}   ({choice.origin})")
+    else:
+        data = json.loads(config.to_json()) | {"amdgpu_targets": choice.targets, "amdgpu_targets_origin": choice.origin}
+        print(json.dumps(data, indent=2, sort_keys=True))
     return 0
+
+
+def split_targets(value: str) -> list[str]:
+    """'gfx942,gfx950' / 'gfx942;gfx950' / 'gfx942 gfx950' -> ['gfx942', 'gfx950']."""
+    return [t for t in re.split(r"[,;\s]+", value) if t]
+
+
+def device_code_targets(config: RocmConfig, family: str) -> tuple[list[str] | None, str]:
+    """(the targets a TheRock toolkit has device code for, where that was read); (None, "") when
+    nothing limits them (not TheRock, or a TheRock tree with neither dist_info.json nor a family)."""
+    if config.layout != "therock":
+        return None, ""
+    dist = (config.therock or {}).get("dist_amdgpu_targets")
+    if dist:
+        return list(dist), "its share/therock/dist_info.json"
+    if not family:
+        return None, ""
+    covered = family_targets(family)
+    if covered is None:
+        raise RocmNotFound(f"unknown TheRock family {family!r} (from the tarball's file name); known: "
+                           f"{' '.join(THEROCK_FAMILIES)} (or a single gfx target). Rename the tarball "
+                           "therock-dist-linux-<family>-<version>.tar.gz or set rocm.therock(family = ...) in MODULE.bazel")
+    return list(covered), f"its family {family}"
+
+
+def default_targets(wheel_targets: Sequence[str], covered: Sequence[str] | None, where: str = "") -> tuple[list[str], str]:
+    """(targets, why) of a build that names none: JAX's wheel list, narrowed to what the toolkit
+    has device code for; the toolkit's own targets when the two do not meet (a gfx115X-igpu
+    tarball and JAX's list, say). Pure."""
+    if covered is None:
+        return list(wheel_targets), "default: JAX's wheel list"
+    common = [t for t in wheel_targets if t in covered]
+    if common:
+        return common, f"default: JAX's wheel list limited to the TheRock toolkit's device code ({where}: {' '.join(covered)})"
+    return list(covered), f"default: the TheRock toolkit's device code ({where}), none of which is in JAX's wheel list"
+
+
+@dataclasses.dataclass(frozen=True)
+class TargetChoice:
+    targets: list[str]  # what the build compiles for by default
+    origin: str  # why: requested, or which default
+    device_code_targets: list[str] | None  # a TheRock toolkit's limit (None: no limit)
+    device_code_source: str  # where that limit was read ("its family gfx94X-dcgpu")
+
+
+def choose_targets(config: RocmConfig, requested: Sequence[str], defaults: Sequence[str], family: str) -> TargetChoice:
+    """The build's default amdgpu targets: those requested (checked against clang and the
+    toolkit's device code), else default_targets(defaults); raises RocmNotFound naming the fix."""
+    covered, where = device_code_targets(config, family)
+    if requested:
+        check_targets(config, requested, family)
+        return TargetChoice(list(requested), "requested (TF_ROCM_AMDGPU_TARGETS)", covered, where)
+    targets, origin = default_targets(defaults, covered, where)
+    unknown = [t for t in targets if t not in config.amdgpu_targets_supported]
+    if unknown:
+        raise RocmNotFound(
+            f"the default amdgpu target(s) {', '.join(unknown)} are unknown to {config.clang_path}; it supports: "
+            f"{' '.join(config.amdgpu_targets_supported)}. Name the targets to build with TF_ROCM_AMDGPU_TARGETS"
+        )
+    return TargetChoice(targets, origin, covered, where)
 
 
 def check_targets(config: RocmConfig, requested: Sequence[str], family: str) -> None:
@@ -591,22 +662,15 @@ def check_targets(config: RocmConfig, requested: Sequence[str], family: str) -> 
             f"amdgpu target(s) {', '.join(unknown)} unknown to {config.clang_path}; it supports: "
             f"{' '.join(config.amdgpu_targets_supported)}"
         )
-    if config.layout != "therock" or not requested:
-        return
-    covered = (config.therock or {}).get("dist_amdgpu_targets")
-    where = "its share/therock/dist_info.json"
-    if not covered and family:
-        covered = family_targets(family)
-        where = f"its family {family}"
-        if covered is None:
-            raise RocmNotFound(f"unknown TheRock family {family!r}; known: {' '.join(THEROCK_FAMILIES)} (or a single gfx target)")
+    covered, where = device_code_targets(config, family)
     if covered:
         missing = uncovered_targets(requested, covered)
         if missing:
             raise RocmNotFound(
                 f"the TheRock toolkit at {config.rocm_toolkit_path} has device code only for {' '.join(covered)} ({where}), "
                 f"not for requested {' '.join(missing)}: use a tarball of a family that covers them "
-                f"(e.g. {suggest_family(missing)}) or request only covered targets with --//rocm:amdgpu_targets / TF_ROCM_AMDGPU_TARGETS"
+                f"(e.g. {suggest_family(missing)}), or request only covered targets with TF_ROCM_AMDGPU_TARGETS="
+                f"{','.join(covered)} (or leave it unset: the default is then the toolkit's)"
             )
 
 

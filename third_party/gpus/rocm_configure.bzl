@@ -11,8 +11,17 @@
   BUILD.bazel        this project's names (aliases into //rocm) and the HIP toolchain
   build_defs.bzl     if_rocm, is_rocm_configured, rocm_default_copts,
                      rocm_gpu_architectures, rocm_version_number, rocm_only
-  rocm_config.json   the finder's JSON plus the requested amdgpu targets: the
-                     one record of what this build used (wheel metadata reads it)
+  rocm_config.json   the finder's JSON plus the default amdgpu targets and why
+                     (amdgpu_targets, amdgpu_targets_origin; TheRock: therock.family,
+                     therock.device_code_targets): the one record of what this build
+                     used (wheel metadata reads it)
+
+Default amdgpu targets (what --//rocm:amdgpu_targets defaults to): TF_ROCM_AMDGPU_TARGETS
+if set, checked against the toolkit; else JAX's wheel list, which a TheRock toolkit
+narrows to the targets it has device code for (its family's: the wheel list's targets
+in the family, or the family's own when there are none). An explicit
+--//rocm:amdgpu_targets is checked at analysis against the same limit
+(rocm/private/amdgpu_targets.bzl).
 
 Where the toolkit comes from, first match wins:
   --repo_env=ROCM_PATH=DIR                       an extracted toolkit, /opt/rocm-X, /usr
@@ -77,8 +86,8 @@ def _python(rctx):
     return python
 
 def requested_amdgpu_targets(rctx):
-    value = rctx.getenv("TF_ROCM_AMDGPU_TARGETS", "")
-    return _split_list(value) if value.strip() else DEFAULT_AMDGPU_TARGETS
+    """TF_ROCM_AMDGPU_TARGETS as a list; [] when unset (the finder then picks the defaults)."""
+    return _split_list(rctx.getenv("TF_ROCM_AMDGPU_TARGETS", ""))
 
 def _root_aliases():
     """This project's names (//:hip, //:rocm_headers ...) for the targets in //rocm."""
@@ -100,9 +109,10 @@ def _write_unconfigured(rctx, reason, advice):
     rctx.template("build_defs.bzl", _TEMPLATES["build_defs"], {
         "%{configured}": "False",
         "%{rocm_version_number}": "0",
-        "%{amdgpu_targets}": repr(requested_amdgpu_targets(rctx)),
+        "%{amdgpu_targets}": repr(requested_amdgpu_targets(rctx) or DEFAULT_AMDGPU_TARGETS),
         "%{supported_amdgpu_targets}": "[]",
         "%{dist_amdgpu_targets}": "[]",
+        "%{dist_description}": repr(""),
         "%{compiler_description}": repr("no compiler (ROCm is not configured)"),
         "%{build_info}": "{}",
         "%{unconfigured_message}": repr(advice),
@@ -192,9 +202,13 @@ def _rocm_configure_impl(rctx):
         )
         return
     description, path, family = _toolkit_source(rctx)
-    targets = requested_amdgpu_targets(rctx)
+    requested = requested_amdgpu_targets(rctx)
     finder = rctx.path(rctx.attr._finder)
-    args = [_python(rctx), finder, "--require-targets", ",".join(targets)]
+    args = [_python(rctx), finder]
+    if requested:
+        args += ["--require-targets", ",".join(requested)]
+    else:
+        args += ["--default-targets", ",".join(DEFAULT_AMDGPU_TARGETS)]
     if path:
         args += ["--rocm-path", path]
     if family:
@@ -203,6 +217,15 @@ def _rocm_configure_impl(rctx):
     if result.return_code != 0:
         fail("rocm_configure: no usable ROCm from %s:\n%s" % (description, result.stderr.strip()))
     config = json.decode(result.stdout)
+    targets = config["amdgpu_targets"]
+    therock = config.get("therock") or {}
+    device_code = therock.get("device_code_targets") or []
+    if not requested and targets != DEFAULT_AMDGPU_TARGETS:
+        # buildifier: disable=print
+        print("rocm_configure: amdgpu targets %s (%s); change them with --//rocm:amdgpu_targets=... or TF_ROCM_AMDGPU_TARGETS" % (
+            ",".join(targets),
+            config["amdgpu_targets_origin"],
+        ))
 
     # Re-run when the toolkit's own version files change (an upgrade in place).
     if hasattr(rctx, "watch"):
@@ -254,7 +277,8 @@ def _rocm_configure_impl(rctx):
         "%{rocm_version_number}": str(config["rocm_version_number"]),
         "%{amdgpu_targets}": repr(targets),
         "%{supported_amdgpu_targets}": repr(config["amdgpu_targets_supported"]),
-        "%{dist_amdgpu_targets}": repr((config.get("therock") or {}).get("dist_amdgpu_targets", [])),
+        "%{dist_amdgpu_targets}": repr(device_code),
+        "%{dist_description}": repr(_device_code_description(therock) if device_code else ""),
         "%{compiler_description}": repr("clang %s of ROCm %s" % (config["clang_version"] or "(unknown version)", config["rocm_version"])),
         "%{build_info}": repr({
             "rocm_version": config["rocm_version"],
@@ -262,13 +286,20 @@ def _rocm_configure_impl(rctx):
             "clang_version": config["clang_version"] or "",
             "layout": config["layout"],
             "source": description,
+            "therock_family": therock.get("family") or "",
         }),
         "%{unconfigured_message}": "None",
     })
     config["configured"] = True
     config["source"] = description
-    config["amdgpu_targets"] = targets
     rctx.file("rocm_config.json", json.encode_indent(config) + "\n")
+
+def _device_code_description(therock):
+    """'the TheRock toolkit of family gfx950-dcgpu', for the analysis-time target check."""
+    family = therock.get("family")
+    if family and therock.get("device_code_source", "").startswith("its family"):
+        return "the TheRock toolkit of family %s" % family
+    return "the TheRock toolkit%s (per its share/therock/dist_info.json)" % (" of family %s" % family if family else "")
 
 rocm_configure = repository_rule(
     implementation = _rocm_configure_impl,

@@ -93,10 +93,12 @@ def _rocm_wheel_impl(ctx):
                 "jax_version": version["base"],
                 "rocm_version": rocm_version,
                 "rocm_major": major,
+                "rocm_package_version": toolkit.get("rocm_version", ""),
                 "hip_version": toolkit.get("hip_version", ""),
                 "clang_version": toolkit.get("clang_version", ""),
                 "rocm_layout": toolkit.get("layout", ""),
                 "rocm_source": toolkit.get("source", ""),
+                "rocm_therock_family": toolkit.get("therock_family", ""),
                 "amdgpu_targets": ctx.attr._amdgpu_targets[AmdgpuTargetsInfo].targets,
                 "python_tag": ctx.attr.python_tag,
                 "sources": {

@@ -5,6 +5,7 @@ _ROCM_VERSION_NUMBER = %{rocm_version_number}
 _AMDGPU_TARGETS = %{amdgpu_targets}
 _SUPPORTED_AMDGPU_TARGETS = %{supported_amdgpu_targets}
 _DIST_AMDGPU_TARGETS = %{dist_amdgpu_targets}
+_DIST_DESCRIPTION = %{dist_description}
 _COMPILER_DESCRIPTION = %{compiler_description}
 _BUILD_INFO = %{build_info}
 _UNCONFIGURED_MESSAGE = %{unconfigured_message}
@@ -30,15 +31,20 @@ def rocm_supported_amdgpu_targets():
     return _SUPPORTED_AMDGPU_TARGETS
 
 def rocm_dist_amdgpu_targets():
-    """The targets a TheRock toolkit's libraries were built for (empty: no such limit)."""
+    """The targets a TheRock toolkit has device code for: its dist_info.json's, else its
+    family's (empty: no such limit)."""
     return _DIST_AMDGPU_TARGETS
+
+def rocm_dist_description():
+    """'the TheRock toolkit of family gfx950-dcgpu': what limits rocm_dist_amdgpu_targets, for messages."""
+    return _DIST_DESCRIPTION
 
 def rocm_compiler_description():
     """'clang 22.1.8 of ROCm 7.2.4', for messages."""
     return _COMPILER_DESCRIPTION
 
 def rocm_build_info():
-    """What the toolkit is, for wheel metadata: rocm_version, hip_version, clang_version, layout, source."""
+    """What the toolkit is, for wheel metadata: rocm_version, hip_version, clang_version, layout, source, therock_family."""
     return _BUILD_INFO
 
 def rocm_version_number():
