@@ -174,6 +174,22 @@ def test_therock_tarball_with_escaping_entries_is_refused(in_sandbox, therock_se
     assert not Path("/tmp/escaped").exists()
 
 
+def test_therock_tarball_answers_xla_names(in_sandbox, therock_server):
+    """The TheRock-layout fixture (HIP only) under XLA's names: the XLA build_defs test passes,
+    and a library it lacks fails naming the package."""
+    from tests.bazel.test_local_config_rocm import XLA_NAMES_TEST, XLA_ROCM_TARGETS, check_xla_names_output, rocm_targets
+
+    flags = ["--config=rocm", f"--repo_env=THEROCK_URL={therock_server['url']}", f"--repo_env=THEROCK_SHA256={therock_server['sha256']}",
+             "--repo_env=TF_ROCM_AMDGPU_TARGETS=gfx942"]
+    assert XLA_ROCM_TARGETS <= rocm_targets(in_sandbox, *flags)
+    result = in_sandbox("bazel", "test", *flags, "--test_output=all", XLA_NAMES_TEST)
+    out = result.stdout + result.stderr
+    check_xla_names_output(out, 70204)
+    assert "/_main~rocm~rocm_toolkit_archive/toolkit" in out and "rocm_hipblaslt 0" in out
+    lacking = in_sandbox("bazel", "build", *flags, "@local_config_rocm//rocm:hipsolver", check=False)
+    assert lacking.returncode != 0 and "has no hipsolver" in lacking.stderr and "Install libhipsolver-dev" in lacking.stderr
+
+
 def test_therock_tarball_builds_checks_family_and_is_cached(in_sandbox, therock_server):
     therock_build(in_sandbox, therock_server["url"], therock_server["sha256"])
     config = rocm_config(in_sandbox)

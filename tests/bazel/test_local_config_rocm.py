@@ -1,0 +1,63 @@
+"""@local_config_rocm answers XLA's names: its //rocm:* targets and build_defs.bzl, on Debian's ROCm.
+
+The names are those of XLA's third_party/gpus/rocm/BUILD.tpl and build_defs.bzl.tpl that
+XLA's and JAX's BUILD files use; tests/rocm/xla_names loads every build_defs name and
+includes headers with XLA's paths. The TheRock-layout fixture is checked in
+test_rocm_configure.py (test_therock_tarball_answers_xla_names), with its server.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytestmark = pytest.mark.bazel
+
+# XLA's public //rocm targets (third_party/gpus/rocm/BUILD.tpl) that JAX and XLA depend on.
+XLA_ROCM_TARGETS = {
+    "rocm_headers", "rocm_config", "hip", "hip_runtime", "rocblas", "hipblas", "hipblaslt", "hipsolver",
+    "rocsolver", "hipsparse", "miopen", "rccl", "hipfft", "hiprand", "roctracer", "rocprim", "rocm_rpath",
+    "toolchain_data", "rocminfo", "build_defs_bzl",
+}
+XLA_NAMES_TEST = "//tests/rocm/xla_names:xla_names_test"
+
+
+def rocm_targets(in_sandbox, *flags: str) -> set[str]:
+    out = in_sandbox("bazel", "query", *flags, "@local_config_rocm//rocm:all").stdout
+    return {line.split(":", 1)[1] for line in out.split() if line.startswith("@local_config_rocm//rocm:")}
+
+
+def check_xla_names_output(out: str, version: int) -> None:
+    assert f"TF_ROCM_VERSION {version}" in out and f"rocm_version_number {version}" in out, out
+    assert "is_rocm_configured 1" in out and "select_threshold 1" in out
+    assert "rocm_copts and if_rocm applied" in out
+    assert "hipGetDeviceCount -> hipErrorNoDevice" in out
+
+
+def test_every_xla_name_exists_configured_or_not(in_sandbox):
+    assert XLA_ROCM_TARGETS <= rocm_targets(in_sandbox, "--config=rocm")
+    assert XLA_ROCM_TARGETS <= rocm_targets(in_sandbox)
+    unconfigured = in_sandbox("bazel", "build", "@local_config_rocm//rocm:hipsolver", check=False)
+    assert unconfigured.returncode != 0 and "add --config=rocm" in unconfigured.stderr
+
+
+def test_xla_build_defs_and_include_paths_on_debian_rocm(in_sandbox):
+    result = in_sandbox("bazel", "test", "--config=rocm", "--config=gfx942", "--test_output=all", XLA_NAMES_TEST)
+    out = result.stdout + result.stderr
+    check_xla_names_output(out, 70204)
+    assert "TF_ROCM_TOOLKIT_PATH /usr" in out and "rocm_hipblaslt 1" in out
+    assert re.search(r"rocm_gpu_architectures gfx908,gfx90a,gfx942,gfx950,", out)
+    # JAX's own use: vendor.h includes these through XLA's paths; build one library of each.
+    in_sandbox("bazel", "build", "--config=rocm", "--config=gfx942", "//tests/rocm/xla_names:scale_kernel",
+               "@local_config_rocm//rocm:hipsolver",
+               "@local_config_rocm//rocm:rocsolver", "@local_config_rocm//rocm:miopen", "@local_config_rocm//rocm:rocm_config",
+               "@local_config_rocm//rocm:toolchain_data", "@local_config_rocm//rocm:rocminfo")
+
+
+def test_a_library_the_toolkit_lacks_fails_naming_the_package(in_sandbox):
+    # The sandbox installs no roctracer headers (Debian: libroctracer-dev is not in experimental).
+    result = in_sandbox("bazel", "build", "--config=rocm", "@local_config_rocm//rocm:roctracer", check=False)
+    assert result.returncode != 0
+    assert re.search(r"rocm:roctracer: the ROCm this build uses \(multiarch at /usr\) has no roctracer .*Install "
+                     r"libroctracer-dev", result.stderr), result.stderr[-2000:]
