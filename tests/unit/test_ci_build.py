@@ -37,6 +37,9 @@ def args(*argv: str):
     return ci_build.parse_args(argv[:split] + ["dist_wheels"] + argv[split + 1:])
 
 
+SHARED_JAX_ARCHIVE = CHECKOUT.parent / "shared" / "upstream" / "jax-v0.10.2-src.tar.gz"
+
+
 def jax_tree(root: Path, version_py: str | None = '_version = "0.11.0"\n') -> Path:
     """A JAX source tree with (optionally) jax/version.py."""
     (root / "jax").mkdir(parents=True)
@@ -158,10 +161,20 @@ def test_release_is_only_the_kind():
     assert ci_build.wheel_flags(args()) == ["--//wheel:kind=release"]
 
 
-def test_release_from_examples_names_the_overridden_sources():
-    # examples/jax has no jax/version.py: no --//wheel:version either.
+def test_release_from_examples_names_the_overridden_sources(tmp_path):
+    # --sources=examples replaces XLA only; JAX's tree gives the version.
     assert ci_build.wheel_flags(args("--sources=examples")) == [
-        "--//wheel:kind=release", "--//wheel:source_overrides=jax,xla"]
+        "--//wheel:kind=release", "--//wheel:source_overrides=xla"]
+    assert ci_build.wheel_flags(args("--sources=examples", f"--jax-source-dir={jax_tree(tmp_path)}")) == [
+        "--//wheel:kind=release", "--//wheel:version=0.11.0", "--//wheel:source_overrides=jax,xla"]
+
+
+@pytest.mark.skipif(not SHARED_JAX_ARCHIVE.is_file(), reason="../shared/upstream/jax-v0.10.2-src.tar.gz is absent")
+def test_a_jax_archive_gives_its_release_and_the_commit_git_archive_recorded():
+    assert ci_build.jax_tree_version(SHARED_JAX_ARCHIVE) == "0.10.2"
+    assert ci_build.git_commit(SHARED_JAX_ARCHIVE) == "990e6a0b84138346e6a38785412f36356e0e5dc3"
+    flags = ci_build.bazel_flags(args(f"--jax-source-dir={SHARED_JAX_ARCHIVE}"))
+    assert f"--override_repository=jax={SHARED_JAX_ARCHIVE.resolve()}" in flags
 
 
 def test_nightly_with_a_date():
@@ -414,7 +427,7 @@ def test_unreachable_pins_are_named_with_the_way_out(monkeypatch, capsys):
     assert requested == [("HEAD", xla_url), ("HEAD", JAX_PIN["urls"][0])]
     assert f"xla ({xla_url})" in err and f"jax ({JAX_PIN['urls'][0]})" in err
     assert "cannot be downloaded" in err
-    assert "--xla-source-dir=DIR" in err and "--jax-source-dir=DIR" in err and "--sources=examples" in err
+    assert "--xla-source-dir=DIR" in err and "--jax-source-dir=PATH" in err and "--sources=examples" in err
 
 
 def test_only_the_pins_not_overridden_are_checked(tmp_path, monkeypatch, capsys):
@@ -443,18 +456,33 @@ def test_reachable_pins_pass(monkeypatch):
     assert Response.closed
 
 
-def test_examples_never_touch_the_network(monkeypatch):
+def test_examples_and_a_local_jax_never_touch_the_network(monkeypatch, tmp_path):
     def no_network(*a, **k):
-        pytest.fail("urlopen called with --sources=examples")
+        pytest.fail("urlopen called with --sources=examples and --jax-source-dir")
 
     monkeypatch.setattr(ci_build.urllib.request, "urlopen", no_network)
-    assert ci_build.check_sources(args("--sources=examples")) == 0
+    assert ci_build.check_sources(args("--sources=examples", f"--jax-source-dir={jax_tree(tmp_path)}")) == 0
+
+
+def test_examples_alone_still_needs_jaxs_pin(monkeypatch):
+    """examples/ stands in for XLA only: JAX's modules compile JAX's files, here the pin's."""
+    urls = []
+
+    def offline(request, timeout=None):
+        urls.append(request.full_url)
+        raise urllib.error.URLError("no network")
+
+    monkeypatch.setattr(ci_build.urllib.request, "urlopen", offline)
+    assert ci_build.check_sources(args("--sources=examples")) == 2
+    assert urls == [JAX_PIN["urls"][0]]
 
 
 def test_a_source_dir_that_is_missing_fails(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(ci_build.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
     assert ci_build.check_sources(args(f"--jax-source-dir={tmp_path / 'nope'}")) == 2
-    assert f"the jax source tree {tmp_path / 'nope'} is not a directory" in capsys.readouterr().err
+    assert f"--jax-source-dir={tmp_path / 'nope'} is neither a JAX checkout (a directory) nor an archive" in capsys.readouterr().err
+    assert ci_build.check_sources(args(f"--xla-source-dir={tmp_path / 'nope'}")) == 2
+    assert f"the xla source tree {tmp_path / 'nope'} is not a directory" in capsys.readouterr().err
 
 
 # --- built_wheels / collect_wheels / summary_table ------------------------------------
@@ -537,7 +565,8 @@ def bazel_build(commands) -> list[str]:
     return builds[0]
 
 
-DRY_RUN = ["--sources=examples", "--dry-run", "dist_wheels", "--wheel-kind=nightly", "--wheel-date=20261123"]
+DRY_RUN = ["--sources=examples", f"--jax-source-dir={CHECKOUT}", "--dry-run", "dist_wheels", "--wheel-kind=nightly",
+           "--wheel-date=20261123"]
 
 
 def test_dist_wheels_dry_run_prints_the_bazel_build(recorded, capsys):
@@ -546,7 +575,7 @@ def test_dist_wheels_dry_run_prints_the_bazel_build(recorded, capsys):
     cmd = bazel_build(recorded)
     assert cmd[-1] == "//:jax_rocm_wheels"
     for flag in ("--config=rocm", f"--override_repository=xla={CHECKOUT / 'examples' / 'xla'}",
-                 f"--override_repository=jax={CHECKOUT / 'examples' / 'jax'}",
+                 f"--override_repository=jax={CHECKOUT}",
                  "--//wheel:kind=nightly", "--//wheel:date=20261123",
                  "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.14"):
         assert flag in cmd

@@ -73,7 +73,7 @@ def is_archive(path: Path) -> bool:
 
 def version_of(version_py: str) -> str | None:
     """JAX's release from jax/version.py (`_version = "0.10.2"`)."""
-    match = re.search(r'^_version\s*=\s*["\']([^"\']+)["\']', version_py, re.MULTILINE)
+    match = re.search(r'^_version(?:\s*:\s*str)?\s*=\s*["\']([^"\']+)["\']', version_py, re.MULTILINE)
     return match.group(1) if match else None
 
 
