@@ -12,6 +12,9 @@ import pytest
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 SANDBOX_PY = CHECKOUT / "tools" / "sandbox.py"
+# JAX's source tree at the pinned tag, as ../shared/upstream provides it (its README):
+# what the tests build JAX's modules from, as a user builds from a checkout.
+SHARED_JAX_ARCHIVE = CHECKOUT.parent / "shared" / "upstream" / "jax-v0.10.2-src.tar.gz"
 TIERS = ("unit", "bazel", "e2e")
 # The ROCm set the bazel tier needs; `full` also satisfies tests written for `minimal`.
 TEST_ROCM_PROFILE = os.environ.get("JAX_ROCM_TEST_PROFILE", "full")

@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"prefetch: {state:10} {item.filename} ({item.pin.relative_to(CHECKOUT)})")
     for pin in others:
-        print(f"prefetch: {'skipped':10} {pin.relative_to(CHECKOUT)} (not on PyPI: Bazel fetches it, or use --override_repository)")
+        print(f"prefetch: {'skipped':10} {pin.relative_to(CHECKOUT)} (neither on PyPI nor a Debian source package: Bazel fetches it, or build from a local tree: --override_repository / ci_build --xla-source-dir, --jax-source-dir)")
     return status
 
 

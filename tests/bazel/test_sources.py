@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.conftest import CHECKOUT, sandbox
+from tests.conftest import CHECKOUT, SHARED_JAX_ARCHIVE, sandbox
 
 pytestmark = pytest.mark.bazel
 
@@ -51,10 +51,12 @@ def test_a_wrong_sha256_fails_naming_the_pin_file_and_the_real_hash(sandbox_root
     assert "python3 tools/update_pins.py nanobind" in result.stderr
 
 
+@pytest.mark.skipif(not SHARED_JAX_ARCHIVE.is_file(), reason=f"JAX's source archive {SHARED_JAX_ARCHIVE} is absent")
 def test_preflight_builds_every_native_artifact_offline_from_a_clean_output_base(sandbox_root, scratch_checkout):
     """`ci_build preflight` against examples/xla, in a fresh copy: a clean output base, no network."""
     xla = scratch_checkout / "examples" / "xla"
     result = subprocess.run([sys.executable, "build/ci_build", "--sources=examples", f"--xla-source-dir={xla}",
+                             f"--jax-source-dir={SHARED_JAX_ARCHIVE}",
                              "--amdgpu-targets=gfx942", "preflight"], cwd=scratch_checkout, capture_output=True, text=True)
     log = result.stdout + result.stderr
     try:

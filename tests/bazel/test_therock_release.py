@@ -6,7 +6,8 @@ family tarballs:
 
 verbatim but for the tarball (a local one of the test's own making, named as TheRock names
 them, without dist_info.json so that the family in the name is what limits the targets),
-the Python (one the sandbox has) and --sources=examples (offline). Two families, one target
+the Python (one the sandbox has), and the sources: JAX's from ../shared/upstream's
+archive, XLA's stand-in (--sources=examples, offline; so --allow-stand-ins). Two families, one target
 each: the defaults follow the family, and the wheels record targets and family.
 """
 
@@ -20,9 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, load_module, sandbox
+from tests.conftest import CHECKOUT, SHARED_JAX_ARCHIVE, load_module, sandbox
 
-pytestmark = pytest.mark.bazel
+pytestmark = [
+    pytest.mark.bazel,
+    pytest.mark.skipif(not SHARED_JAX_ARCHIVE.is_file(), reason=f"JAX's source archive {SHARED_JAX_ARCHIVE} is absent"),
+]
 
 fatbin = load_module("fatbin", CHECKOUT / "tools" / "fatbin.py")
 
@@ -31,13 +35,27 @@ PYTHON = "3.14"  # the sandbox's own
 
 # A TheRock-layout toolkit from the sandbox's ROCm: the real HIP headers, libamdhip64 and
 # device bitcode; lib/llvm/bin/clang runs the sandbox's clang (keeps the tarball small).
+# JAX's modules also compile against hipBLAS, hipSOLVER, rocSOLVER, hipSPARSE and MIOpen:
+# their real headers, and for linking, interface stubs of their libraries (the real sonames
+# and exported symbols, empty bodies; rocSOLVER alone is 700 MB). Nothing here runs them.
 MAKE_TARBALL = r"""
 set -e
 d=$(mktemp -d); r=$d/install
 mkdir -p $r/include $r/lib/llvm/bin $r/lib/llvm/amdgcn $r/lib/rocm_sysdeps/lib $r/share/therock $r/bin
 cp -a /usr/include/hip /usr/include/hsa /usr/include/rocm-core $r/include/
+cp -a /usr/include/hipblas /usr/include/hipblas-common /usr/include/hipsolver /usr/include/hipsparse \
+      /usr/include/miopen /usr/include/rocsolver /usr/include/rocblas $r/include/
 rm -f $r/include/hsa/hsa
 cp -a /usr/lib/x86_64-linux-gnu/libamdhip64.so* $r/lib/
+stub() {  # an interface stub of /usr/lib/.../lib$1.so: same soname, same exported names
+  real=$(readlink -f /usr/lib/x86_64-linux-gnu/lib$1.so)
+  soname=$(objdump -p "$real" | awk '/SONAME/ {print $2}')
+  nm -D --defined-only --format=posix "$real" | awk '{sub(/@.*/, "", $1)} $1 ~ /^[A-Za-z_][A-Za-z0-9_]*$/ {
+      if ($2 ~ /^[TtWi]$/) print "void " $1 "(void) {}"; else print "char " $1 "[1];" }' | sort -u > $d/$1.c
+  gcc -shared -fPIC -w -o $r/lib/$soname -Wl,-soname,$soname $d/$1.c
+  ln -s $soname $r/lib/lib$1.so
+}
+for lib in hipblas hipsolver hipsparse MIOpen rocsolver; do stub $lib; done
 cp -a /usr/lib/llvm-22/lib/clang/22/amdgcn/bitcode $r/lib/llvm/amdgcn/
 printf '#!/bin/sh\nexec /usr/lib/llvm-22/bin/clang "$@"\n' > $r/lib/llvm/bin/clang; chmod +x $r/lib/llvm/bin/clang
 echo '{"the_rock_commit": "test-fixture", "rocm_version": "7.10.0", "rocm_package_version": "%s"}' > $r/share/therock/therock_manifest.json
@@ -61,7 +79,8 @@ def tarballs(sandbox_root, tmp_path_factory) -> dict[str, Path]:
 
 def rocm_docs_command(therock_path: str, output: Path) -> list[str]:
     return [sys.executable, "build/ci_build", "--compiler=clang", f"--python-versions={PYTHON}", f"--rocm-version={VERSION}",
-            f"--therock-path={therock_path}", "dist_wheels", "--sources=examples", f"--output-dir={output}"]
+            f"--therock-path={therock_path}", "dist_wheels", "--sources=examples", f"--jax-source-dir={SHARED_JAX_ARCHIVE}",
+            "--allow-stand-ins", f"--output-dir={output}"]
 
 
 def device_targets(wheel: Path, scratch: Path) -> list[str]:

@@ -1,5 +1,6 @@
-"""The wheels as users get them: built by `build/ci_build --sources=examples dist_wheels`,
-installed into a fresh venv next to real jax/jaxlib 0.10.2 from PyPI.
+"""The wheels as users get them: built by the README's main command (JAX's modules from
+../shared/upstream's JAX archive, XLA's PJRT plugin from examples/xla), installed into a
+fresh venv next to real jax/jaxlib 0.10.2 from PyPI.
 
 The venv lives in the sandbox (Debian sid, Python 3.14), the system the wheels were
 built on: their manylinux policy follows the build system's glibc (the audit certifies
@@ -18,12 +19,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, sandbox
+from tests.conftest import CHECKOUT, SHARED_JAX_ARCHIVE, sandbox
 
-pytestmark = pytest.mark.e2e
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not SHARED_JAX_ARCHIVE.is_file(), reason=f"JAX's source archive {SHARED_JAX_ARCHIVE} is absent"),
+]
 
 SANDBOX_PYTHON = "3.14"
 JAX = ["jax==0.10.2", "jaxlib==0.10.2"]
+# The README's main command, but for the output folder.
+MAIN_JOB = ["build/ci_build", "--sources=examples", f"--jax-source-dir={SHARED_JAX_ARCHIVE}", "dist_wheels", "--allow-stand-ins"]
+# The modules compiled from JAX's files; jaxlib's gpu_<name>.py imports each (gpu_solver also _hybrid).
+JAX_MODULES = {"_prng": "gpu_prng", "_linalg": "gpu_linalg", "_solver": "gpu_solver", "_hybrid": "gpu_solver",
+               "_sparse": "gpu_sparse", "_rnn": "gpu_rnn"}
 
 
 def host_python_has_headers() -> bool:
@@ -31,8 +40,7 @@ def host_python_has_headers() -> bool:
 
 
 def dist_wheels(checkout: Path, output: Path) -> tuple[list[Path], str]:
-    result = subprocess.run([sys.executable, "build/ci_build", "--sources=examples", "dist_wheels", f"--output-dir={output}"],
-                            cwd=checkout, capture_output=True, text=True)
+    result = subprocess.run([sys.executable, *MAIN_JOB, f"--output-dir={output}"], cwd=checkout, capture_output=True, text=True)
     assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
     wheels = sorted(output.glob("*.whl"))
     assert wheels and all(w.name in result.stdout for w in wheels), "the summary table lists every wheel"
@@ -56,7 +64,7 @@ def jax_venv(tmp_path_factory, wheels) -> Path:
     root = tmp_path_factory.mktemp("venv")
     python = root / "bin" / "python"
     sandbox("run", "--", f"python{SANDBOX_PYTHON}", "-m", "venv", str(root))
-    sandbox("run", "--", str(python), "-m", "pip", "install", "-q", *JAX)
+    sandbox("run", "--", str(python), "-m", "pip", "install", "-q", *JAX, "scipy")
     # Only the plugin wheel is named: pip must find the pjrt wheel it requires, by its pinned version.
     install = sandbox("run", "--", str(python), "-m", "pip", "install", "--no-index", "--find-links",
                       str(wheels[0].parent), "jax-rocm7-plugin", check=False)
@@ -117,15 +125,116 @@ def test_build_info_says_what_the_wheels_were_built_from(jax_venv):
     assert info["rocm_version"] == "7.2.4" and info["rocm_major"] == 7 and info["jax_version"] == "0.10.2"
     assert info["plugin_version"] == "0.10.2+rocm7.2.4"
     assert info["amdgpu_targets"][:3] == ["gfx908", "gfx90a", "gfx942"]
-    assert info["sources"]["xla"]["origin"] == info["sources"]["jax"]["origin"] == "override"
-    assert info["sources"]["nanobind"] | {"origin": "pinned"} == info["sources"]["nanobind"]
+    # The PJRT plugin is examples/xla's: said per artifact, with the stand-in targets behind it.
+    plugin = info["artifacts"]["xla_rocm_plugin.so"]
+    assert plugin["origin"] == "examples" and any(t.endswith("//xla/stream_executor:rocm_platform") for t in plugin["stand_ins"])
+    assert info["sources"]["xla"]["origin"] == "examples" and "jax" not in info["sources"]
     assert info["library_path"].endswith("jax_plugins/xla_rocm7/xla_rocm_plugin.so")
 
 
-def test_the_plugin_package_says_what_it_was_built_for(jax_venv):
+def test_the_plugin_package_says_what_it_was_built_from(jax_venv):
     result = run_python(jax_venv, "import json, jax_rocm7_plugin as p; print(json.dumps(p.build_info()))")
     info = json.loads(result.stdout)
     assert info["python_tag"] == "cp314" and info["rocm_version"] == "7.2.4"
+    jax = info["sources"]["jax"]
+    assert (jax["origin"], jax["path"], jax["version"]) == ("local archive", str(SHARED_JAX_ARCHIVE), "0.10.2")
+    assert jax["commit"] == "990e6a0b84138346e6a38785412f36356e0e5dc3"
+    assert jax["sha256"] == hashlib.sha256(SHARED_JAX_ARCHIVE.read_bytes()).hexdigest()
+    origins = {name.split(".")[0]: a["origin"] for name, a in info["artifacts"].items()}
+    assert origins == {**{m: "jax" for m in JAX_MODULES}, "_triton": "examples", "rocm_plugin_extension": "examples"}
+    assert info["sources"]["xla_compat"]["stands_in_for"] and info["sources"]["eigen"]["version"]
+    assert info["sources"]["nanobind"] | {"origin": "pinned"} == info["sources"]["nanobind"]
+
+
+def test_a_wheel_with_stand_ins_says_so_in_its_description(wheels):
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as z:
+            meta = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+        assert "## Stand-ins inside" in meta, wheel.name
+        if wheel.name.startswith("jax_rocm7_plugin-"):
+            stand_ins = meta.split("## Stand-ins inside", 1)[1]
+            assert "`_triton." in stand_ins and "`_prng." not in stand_ins
+
+
+def test_release_wheels_with_stand_ins_are_refused_without_the_flag(wheels, tmp_path):
+    """The same (cached) build, without --allow-stand-ins: refused, naming what is a stand-in."""
+    result = subprocess.run([sys.executable, *MAIN_JOB[:-1], f"--output-dir={tmp_path}"], cwd=CHECKOUT,
+                            capture_output=True, text=True)
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert "refusing to make release wheels that hold stand-ins" in result.stderr and "xla_rocm_plugin.so" in result.stderr
+    assert "--allow-stand-ins" in result.stderr and not list(tmp_path.glob("*.whl"))
+
+
+REGISTRATIONS = """
+import importlib, json
+out = {}
+for module, gpu in %r.items():
+    ours = importlib.import_module("jax_rocm7_plugin." + module)
+    jaxlib_gpu = importlib.import_module("jaxlib." + gpu)
+    out[module] = {"file": ours.__file__, "ours": sorted(ours.registrations()),
+                   "jaxlib_rocm": sorted(name for name, _, _ in jaxlib_gpu.registrations()["ROCM"])}
+print(json.dumps(out))
+"""
+
+
+def test_jaxlib_registers_exactly_the_targets_of_jaxs_modules_in_our_wheel(jax_venv):
+    """What jaxlib 0.10.2's gpu_*.py register for ROCM is what our modules (JAX's code) hold."""
+    result = run_python(jax_venv, REGISTRATIONS % JAX_MODULES)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout)
+    for module, gpu in JAX_MODULES.items():
+        entry = report[module]
+        assert "/site-packages/jax_rocm7_plugin/" in entry["file"], entry
+        assert entry["ours"], module
+        # gpu_solver registers _solver's and _hybrid's together.
+        together = [m for m, g in JAX_MODULES.items() if g == gpu]
+        assert set(entry["jaxlib_rocm"]) == set().union(*(report[m]["ours"] for m in together)), module
+
+
+def test_our_modules_register_what_the_published_plugin_wheel_registers(jax_venv, tmp_path):
+    """The published jax_rocm7_plugin 0.10.2 (PyPI), imported beside ours: same FFI targets per module."""
+    download = in_venv(jax_venv, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(tmp_path),
+                       "jax-rocm7-plugin==0.10.2")
+    published = sorted(tmp_path.glob("jax_rocm7_plugin-0.10.2-cp314-*.whl"))
+    if download.returncode != 0 or not published:
+        pytest.skip(f"the published jax-rocm7-plugin 0.10.2 wheel could not be downloaded: {download.stderr[-300:]}")
+    with zipfile.ZipFile(published[0]) as z:
+        z.extractall(tmp_path / "published")
+    code = f"""
+import glob, importlib, importlib.util, json
+out = {{}}
+for module in {sorted(JAX_MODULES)!r}:
+    path = glob.glob({str(tmp_path / "published" / "jax_rocm7_plugin")!r} + "/" + module + ".*so")[0]
+    spec = importlib.util.spec_from_file_location(module, path)
+    theirs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(theirs)
+    ours = importlib.import_module("jax_rocm7_plugin." + module)
+    out[module] = [sorted(theirs.registrations()), sorted(ours.registrations())]
+print(json.dumps(out))
+"""
+    result = run_python(jax_venv, code)
+    assert result.returncode == 0, result.stderr[-3000:]
+    for module, (theirs, ours) in json.loads(result.stdout).items():
+        assert theirs and ours == theirs, module
+
+
+def test_lowering_for_rocm_names_the_targets_our_modules_register(jax_venv):
+    """jax.jit(...).lower(lowering_platforms=('rocm',)) without a GPU: each function's module
+    text names ROCm FFI targets, all of them registered by our modules; BCOO and LSTM lowering
+    call into _sparse and _rnn themselves (JAX's kernels, failing without a device)."""
+    result = in_venv(jax_venv, str(CHECKOUT / "tests" / "e2e" / "probes" / "lower_for_rocm.py"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    lowered = json.loads(result.stdout.strip().splitlines()[-1])
+    registered = json.loads(run_python(jax_venv, "import importlib, json; print(json.dumps(sorted(n for m in %r "
+                                                 "for n in importlib.import_module('jax_rocm7_plugin.' + m).registrations())))"
+                                       % sorted(JAX_MODULES)).stdout)
+    expected = {"threefry": "hip_threefry2x32_ffi", "lu": "hipsolver_getrf_ffi", "qr": "hipsolver_geqrf_ffi",
+                "eigh": "hipsolver_syevd_ffi", "svd": "hipsolver_gesvdj_ffi"}
+    for name, target in expected.items():
+        assert target in lowered[name].get("targets", []), (name, lowered[name])
+        assert set(lowered[name]["targets"]) <= set(registered), (name, lowered[name])
+    assert "jaxlib/gpu/sparse_kernels.cc" in lowered["bcoo_matvec"]["error"] and "hipSparse" in lowered["bcoo_matvec"]["error"]
+    assert "jaxlib/gpu/rnn_kernels.cc" in lowered["lstm"]["error"] and "miopen" in lowered["lstm"]["error"]
 
 
 def test_wheel_metadata_passes_the_standard_checkers(wheels, tmp_path):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, load_module
+from tests.conftest import CHECKOUT, SHARED_JAX_ARCHIVE, load_module
 
 pytestmark = pytest.mark.unit
 
@@ -35,9 +35,6 @@ def args(*argv: str):
     argv = list(argv)
     split = argv.index("dist_wheels") if "dist_wheels" in argv else len(argv)
     return ci_build.parse_args(argv[:split] + ["dist_wheels"] + argv[split + 1:])
-
-
-SHARED_JAX_ARCHIVE = CHECKOUT.parent / "shared" / "upstream" / "jax-v0.10.2-src.tar.gz"
 
 
 def jax_tree(root: Path, version_py: str | None = '_version = "0.11.0"\n') -> Path:

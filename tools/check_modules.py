@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Imports the extension modules built from examples/jax and prints what they expose, as JSON.
+"""Imports //jaxlib/rocm's extension modules and prints what they expose, as JSON.
 
-    python3 examples/jax/check_modules.py bazel-bin/jaxlib/rocm
+    python3 tools/check_modules.py bazel-bin/jaxlib/rocm
 
-For each module: the file it was loaded from, the examples/jax marker, and each FFI
-target of registrations() with its type and capsule name (an FFI handler capsule is
-an unnamed PyCapsule holding a non-null pointer). rocm_plugin_extension's
-get_device_ordinal(0) is called too: without a GPU it must raise, not crash.
-Written for this project's tests (examples/jax/README.md).
+For each module: the file it was loaded from, the examples/jax stand-in marker
+(`_jax_rocm_example`, None for JAX's own modules), and each FFI target of
+registrations() with its type and capsule name (an FFI handler capsule is an unnamed
+PyCapsule holding a non-null pointer). rocm_plugin_extension's get_device_ordinal(0) is
+called too: without a GPU it must raise, not crash. Used by the bazel test tier.
 """
 
 from __future__ import annotations
