@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""What compiling JAX's real FFI modules costs, against the examples/jax stand-ins they replaced.
+
+    python3 tools/bench_jax_modules.py [--targets gfx942] [--jax PATH] [--skip-build]
+
+Same run, same machine, each build cold in an output base of its own (the repository
+cache is shared, so no download is timed):
+  baseline  //jaxlib/rocm:rocm_extensions at the last commit whose examples/jax held all
+            eight stand-in modules (a detached worktree of this checkout's history)
+  current   the same target here, from JAX's files (--jax, default ../shared/upstream's
+            jax-v0.10.2 archive), abseil built from source included
+Then the plugin wheel against the published jax_rocm7_plugin 0.10.2 for cp311 (PyPI, 3.8 MB):
+ours is dist/'s cp311 wheel (the README's main job writes it), module by module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+SANDBOX = [sys.executable, str(CHECKOUT / "tools" / "sandbox.py")]
+# A file every stand-in tree had and JAX's tree replaced: its deleting commit's parent is the baseline.
+STAND_IN_FILE = "examples/jax/jaxlib/gpu/prng.cc"
+TARGET = "//jaxlib/rocm:rocm_extensions"
+
+
+def git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(CHECKOUT), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def baseline_commit() -> str:
+    deleted_in = git("rev-list", "-n1", "HEAD", "--", STAND_IN_FILE)
+    if not deleted_in:
+        raise SystemExit(f"bench_jax_modules: no commit removed {STAND_IN_FILE}; is this a full clone (git fetch --unshallow)?")
+    return git("rev-parse", deleted_in + "^")
+
+
+def cold_build(workspace: Path, flags: list[str], output_base: Path) -> float:
+    """Seconds for a build from an empty output base (the Bazel server start excluded)."""
+    script = (f"bazel --output_base={output_base} info >/dev/null 2>&1 && start=$(date +%s.%N) && "
+              f"bazel --output_base={output_base} build {' '.join(flags)} {TARGET} >{output_base}.log 2>&1; "
+              f"status=$?; end=$(date +%s.%N); bazel --output_base={output_base} shutdown; "
+              f"echo \"$status $start $end\"")
+    result = subprocess.run(SANDBOX + ["run", "--", "sh", "-c", script], cwd=workspace, capture_output=True, text=True)
+    status, start, end = result.stdout.split()[-3:]
+    if status != "0":
+        raise SystemExit(f"bench_jax_modules: the build in {workspace} failed; see {output_base}.log")
+    return float(end) - float(start)
+
+
+def module_sizes(wheel: Path) -> dict[str, int]:
+    with zipfile.ZipFile(wheel) as z:
+        return {Path(i.filename).name.split(".")[0]: i.file_size for i in z.infolist() if i.filename.endswith(".so")}
+
+
+def published_wheel(dest: Path) -> Path | None:
+    result = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                             "--python-version", "3.11", "--platform", "manylinux_2_27_x86_64", "-d", str(dest),
+                             "jax-rocm7-plugin==0.10.2"], capture_output=True, text=True)
+    found = sorted(dest.glob("jax_rocm7_plugin-0.10.2-cp311-*.whl"))
+    return found[0] if result.returncode == 0 and found else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--targets", default="gfx942", help="amdgpu targets of both builds (default: %(default)s)")
+    parser.add_argument("--jax", type=Path, default=CHECKOUT.parent / "shared" / "upstream" / "jax-v0.10.2-src.tar.gz",
+                        help="JAX checkout or archive for the current build (default: %(default)s)")
+    parser.add_argument("--skip-build", action="store_true", help="only compare the wheel sizes")
+    args = parser.parse_args(argv)
+    common = ["--config=rocm", f"--//rocm:amdgpu_targets={args.targets}"]
+
+    if not args.skip_build:
+        commit = baseline_commit()
+        with tempfile.TemporaryDirectory(prefix="bench-jax-modules-", dir="/tmp") as tmp:
+            tmp = Path(tmp)
+            baseline = tmp / "baseline"
+            git("worktree", "add", "--detach", str(baseline), commit)
+            try:
+                base_flags = common + [f"--override_repository=jax={baseline}/examples/jax",
+                                       f"--override_repository=xla={baseline}/examples/xla"]
+                print(f"baseline: examples/jax stand-ins at {commit[:12]}, {TARGET}, cold ...", flush=True)
+                base_s = cold_build(baseline, base_flags, tmp / "out-baseline")
+                print(f"current:  JAX's files from {args.jax}, cold ...", flush=True)
+                cur_s = cold_build(CHECKOUT, common + [f"--override_repository=jax={args.jax.resolve()}",
+                                                        f"--override_repository=xla={CHECKOUT}/examples/xla"], tmp / "out-current")
+            finally:
+                git("worktree", "remove", "--force", str(baseline))
+        print(f"cold build of {TARGET} for {args.targets}: stand-ins {base_s:.1f} s, JAX's modules {cur_s:.1f} s "
+              f"(ratio {cur_s / base_s:.2f}x)")
+
+    ours = sorted((CHECKOUT / "dist").glob("jax_rocm7_plugin-*-cp311-*.whl"))
+    with tempfile.TemporaryDirectory() as tmp:
+        theirs = published_wheel(Path(tmp))
+        if not ours or theirs is None:
+            print("wheel size: skipped (" + ("no dist/ cp311 plugin wheel: run the README's main job" if not ours
+                                            else "the published wheel could not be downloaded") + ")")
+            return 0
+        ours_size, theirs_size = ours[0].stat().st_size, theirs.stat().st_size
+        print(f"plugin wheel cp311: ours {ours_size / 1e6:.1f} MB ({ours[0].name}), published {theirs_size / 1e6:.1f} MB "
+              f"(ratio {ours_size / theirs_size:.2f}x)")
+        mine, published = module_sizes(ours[0]), module_sizes(theirs)
+        for module in sorted(set(mine) | set(published)):
+            a, b = mine.get(module), published.get(module)
+            ratio = f"{a / b:.2f}x" if a and b else "-"
+            print(f"  {module:24} ours {a or 0:>11,} B  published {b or 0:>11,} B  {ratio}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
