@@ -380,6 +380,8 @@ class ParallelDeflate:
 
     # compress() and flush() return a bytearray: zipfile only takes its len() and writes it.
     def compress(self, data: bytes) -> bytearray:
+        if not isinstance(data, bytes):  # a view or bytearray may change once we return: pieces outlive the call
+            data = bytes(data)
         out = bytearray()
         start = 0
         if self._buffer:  # complete the piece begun by an earlier call

@@ -611,6 +611,23 @@ def test_parallel_deflate_stream_is_raw_deflate(big_library, write):
     assert inflater.eof and inflater.unused_data == b""
 
 
+def test_parallel_deflate_copies_a_buffer_the_caller_reuses(big_library):
+    """Pieces are deflated after compress() returns, so a reused buffer must not change them."""
+    import concurrent.futures
+
+    data = big_library.read_bytes()[: 4 * wb.PIECE]
+    buffer = bytearray(wb.PIECE)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        compressor = wb.ParallelDeflate(6, pool)
+        stream = bytearray()
+        for i in range(0, len(data), wb.PIECE):
+            buffer[:] = data[i:i + wb.PIECE]
+            stream += compressor.compress(memoryview(buffer))
+        buffer[:] = bytes(wb.PIECE)  # overwritten before any piece may have been deflated
+        stream += compressor.flush()
+    assert zlib.decompress(bytes(stream), -zlib.MAX_WBITS) == data
+
+
 # --- rejected layouts and failures -------------------------------------------------------------
 
 @pytest.mark.parametrize("dest", [
