@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: packing a large shared library into a wheel, upstream's way vs. tools/wheel_builder.py.
 
-    python3 tools/bench_wheel.py [--size-mb 500] [--baseline-python PY] [--compresslevel 6] [--keep]
+    python3 tools/bench_wheel.py [--size-mb 500] [--workers 1,2,16] [--baseline-python PY] [--compresslevel 6] [--keep]
 
 Generates one library of --size-mb MB (the size of the PJRT plugin) plus a small
 __init__.py and packs them into a wheel two ways, in the same run:
@@ -11,14 +11,18 @@ __init__.py and packs them into a wheel two ways, in the same run:
     --baseline-python (default: this interpreter; it needs build, setuptools and
     bdist_wheel: `pip install build setuptools wheel`);
   - ours: tools/wheel_builder.py --spec on the equivalent spec (the same two files,
-    the same places in the wheel, the same entry point), at --compresslevel.
+    the same places in the wheel, the same entry point), at --compresslevel, once per
+    count in --workers (default: one run with its own default, every core).
 Each way runs as its own child process; measured per way:
   - wall seconds, spawn to exit, and CPU seconds (user + system);
   - peak RSS: ru_maxrss of os.wait4 on that child, which on Linux is the largest
-    of the child and every descendant it waited for (build's backend subprocess);
+    of the child and every descendant it waited for (build's backend subprocess),
+    and never below this script's own RSS when it started the child (Linux counts
+    the forking process's in; this script stays at about 20 MB);
   - the wheel's size.
 Then prints the ratios (baseline time / ours, size ours / baseline, RSS baseline /
-ours) and checks both wheels hold the generated library byte for byte (sha256),
+ours), one line per worker count, and checks every wheel holds the generated library
+byte for byte (sha256) and that ours are the same bytes whatever the worker count,
 exiting 1 otherwise.
 
 The library is realistic in compressibility: the real ELF shared objects under
@@ -235,9 +239,23 @@ def member_sha256(wheel: Path, name: str) -> str:
     return digest.hexdigest()
 
 
-def main() -> int:
+def worker_counts(text: str) -> list[int]:
+    """--workers 1,2,16 -> [1, 2, 16]; each at least 1, no repeats."""
+    try:
+        counts = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
+    if not counts or min(counts) < 1 or len(set(counts)) != len(counts):
+        raise argparse.ArgumentTypeError(f"{text!r}: give distinct counts of at least 1, e.g. 1,2,16")
+    return counts
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size-mb", type=int, default=500, help="size of the generated library in MB (default: %(default)s)")
+    parser.add_argument("--workers", type=worker_counts, default=None, metavar="N[,N...]",
+                        help="run wheel_builder.py once per count (--workers N), e.g. 1,2,16 "
+                             "(default: one run with its default, every core)")
     parser.add_argument("--baseline-python", default=sys.executable,
                         help="interpreter with build, setuptools and wheel for the baseline (default: this one)")
     parser.add_argument("--compresslevel", type=int, default=6, choices=range(0, 10), metavar="0-9",
@@ -247,7 +265,7 @@ def main() -> int:
                              "a library already in its cache/ is reused")
     parser.add_argument("--keep", action="store_true", help="keep the work dir (default: delete it, unless --work-dir)")
     parser.add_argument("--lib-dir", type=Path, default=LIB_DIR, help="where the ELF files come from (default: %(default)s)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.size_mb <= 0:
         parser.error("--size-mb must be positive")
 
@@ -260,17 +278,21 @@ def main() -> int:
         library, expected, note = generate_library(work / "cache", args.size_mb * MB, args.lib_dir)
         baseline_src = stage_baseline(work, library)
         spec = stage_ours(work, library)
-        baseline_out, ours_out = work / "baseline" / "dist", work / "ours" / "dist"
 
-        results = {}
+        # way -> (wall, CPU, RSS); "ours" runs are named by their --workers ("ours" alone: the default).
+        results, wheels = {}, {}
         results["baseline"] = measured(
-            [args.baseline_python, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(baseline_out), str(baseline_src)],
-            work / "baseline" / "log.txt", cwd=baseline_src)
-        results["ours"] = measured(
-            [sys.executable, str(WHEEL_BUILDER), "--spec", str(spec), "--out-dir", str(ours_out),
-             "--compresslevel", str(args.compresslevel)],
-            work / "ours" / "log.txt")
-        wheels = {"baseline": the_wheel(baseline_out), "ours": the_wheel(ours_out)}
+            [args.baseline_python, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(work / "baseline" / "dist"),
+             str(baseline_src)], work / "baseline" / "log.txt", cwd=baseline_src)
+        wheels["baseline"] = the_wheel(work / "baseline" / "dist")
+        for workers in args.workers or [None]:
+            way = "ours" if workers is None else f"ours -w{workers}"
+            out = work / "ours" / ("dist" if workers is None else f"dist-{workers}")
+            results[way] = measured(
+                [sys.executable, str(WHEEL_BUILDER), "--spec", str(spec), "--out-dir", str(out),
+                 "--compresslevel", str(args.compresslevel)] + ([] if workers is None else ["--workers", str(workers)]),
+                work / "ours" / f"log-{workers or 'default'}.txt")
+            wheels[way] = the_wheel(out)
 
         member = f"{PACKAGE}/{LIBRARY}"
         hashes = {way: member_sha256(wheel, member) for way, wheel in wheels.items()}
@@ -278,20 +300,22 @@ def main() -> int:
 
         baseline_py = subprocess.run([args.baseline_python, "-c", "import sys; print(sys.version.split()[0])"],
                                      capture_output=True, text=True).stdout.strip()
+        cores = os.process_cpu_count() if hasattr(os, "process_cpu_count") else len(os.sched_getaffinity(0))
         print(f"library: {args.size_mb} MB from {note}")
         print(f"baseline: Python {baseline_py} ({args.baseline_python}), "
               + ", ".join(f"{k} {v}" for k, v in sorted(versions.items())) + "; zip level 6")
         print(f"ours: Python {sys.version.split()[0]}, tools/wheel_builder.py, zip level {args.compresslevel}, "
-              f"{len(os.sched_getaffinity(0))} cores")
+              f"{cores} cores")
         print()
-        print(f"{'way':<10} {'wall s':>8} {'CPU s':>8} {'peak RSS MB':>12} {'wheel MB':>10}  wheel")
-        for way in ("baseline", "ours"):
-            wall, cpu, rss = results[way]
-            print(f"{way:<10} {wall:8.2f} {cpu:8.2f} {rss:12.1f} {sizes[way]:10.2f}  {wheels[way].name}")
+        b_wall, b_cpu, b_rss = results["baseline"]
+        print(f"{'way':<12} {'wall s':>8} {'CPU s':>8} {'peak RSS MB':>12} {'wheel MB':>10} "
+              f"{'time x':>7} {'CPU x':>6} {'RSS x':>6} {'size x':>7}  wheel")
+        for way, (wall, cpu, rss) in results.items():
+            print(f"{way:<12} {wall:8.2f} {cpu:8.2f} {rss:12.1f} {sizes[way]:10.2f} {b_wall / wall:7.2f} {b_cpu / cpu:6.2f} "
+                  f"{b_rss / rss:6.2f} {sizes[way] / sizes['baseline']:7.4f}  {wheels[way].name}")
         print()
-        (b_wall, b_cpu, b_rss), (o_wall, o_cpu, o_rss) = results["baseline"], results["ours"]
-        print(f"time baseline/ours: {b_wall / o_wall:.2f}x (CPU {b_cpu / o_cpu:.2f}x)   "
-              f"size ours/baseline: {sizes['ours'] / sizes['baseline']:.4f}   peak RSS baseline/ours: {b_rss / o_rss:.2f}x")
+        print("time x, CPU x, RSS x: the baseline's wall time, CPU time, peak RSS over this way's; "
+              "size x: this wheel's size over the baseline's")
         print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
               f"(other work on the machine skews wall time)")
         bad = [way for way, h in hashes.items() if h != expected]
@@ -299,14 +323,18 @@ def main() -> int:
             print(f"FAIL: the library in the {' and '.join(bad)} wheel differs from the generated one "
                   f"(sha256 {', '.join(hashes[w] for w in bad)} != {expected})", file=sys.stderr)
             return 1
-        print(f"both wheels hold the generated library byte for byte (sha256 {expected[:16]}...)")
+        ours = {way: hashlib.sha256(wheel.read_bytes()).hexdigest() for way, wheel in wheels.items() if way != "baseline"}
+        if len(set(ours.values())) != 1:
+            print(f"FAIL: our wheels differ with the number of workers: {ours}", file=sys.stderr)
+            return 1
+        print(f"every wheel holds the generated library byte for byte (sha256 {expected[:16]}...); "
+              f"ours are identical across {len(ours)} run(s)")
     finally:
         if args.keep or args.work_dir:
             print(f"work dir kept: {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -14,15 +14,20 @@ owns every rule of the format so the Starlark stays declarative:
   the same inputs give byte-identical wheels;
 * streaming: every file is read once in 1 MiB blocks, hashed for RECORD while it is
   deflated into the archive, so a 500 MB library never sits in memory;
-* parallel: large files are deflated in 4 MiB pieces on all cores, each piece primed
-  with the 32 KiB before it (as pigz does), so the archive is as small as a serial
-  deflate's and still the same bytes whatever the number of cores.
+* parallel: large files are deflated in 256 KiB pieces on every core (up to 64 threads,
+  --workers to choose), each piece primed with the 32 KiB before it (as pigz does), so
+  the archive is as small as a serial deflate's and the same bytes whatever the number
+  of workers;
+* bounded memory: at most IN_FLIGHT_BUDGET bytes (32 MiB) of a file are read but not yet
+  written at any time, whatever the number of workers (the budget, not the worker
+  count, limits how far reading runs ahead of writing): peak RSS is about 60 MB.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import ctypes
 import collections
 import concurrent.futures
 import csv
@@ -48,8 +53,19 @@ EPOCH_2107 = 4354819199  # the latest: 2107-12-31 23:59:59
 # no larger than upstream's; tools/bench_wheel.py reports time and size.
 DEFAULT_COMPRESSLEVEL = 6
 GENERATOR = "jax-rocm-build"
-PIECE = 4 << 20  # unit of parallel deflate; part of the output's identity, never vary it
+# Unit of parallel deflate; part of the output's identity, never vary it with the machine.
+# Small enough that IN_FLIGHT_BUDGET holds two pieces for each of MAX_WORKERS threads
+# (128 pieces), large enough that the per-piece cost (a task, a primed compressor, a
+# sync flush) is noise; the archive is no larger than with 4 MiB pieces.
+PIECE = 256 << 10
 PARALLEL_MIN_SIZE = 2 * PIECE
+# Bytes of a file read but not yet written, at most: the memory bound of packing,
+# independent of the number of workers.
+IN_FLIGHT_BUDGET = 32 << 20
+# Threads, at most: two pieces in the budget per thread, so one can wait to be written
+# (in order) while the next deflates; each thread also holds about 1 MiB of zlib state
+# and output buffers, so this cap keeps the total under 128 MB on any machine.
+MAX_WORKERS = IN_FLIGHT_BUDGET // PIECE // 2
 WINDOW = 32 << 10  # deflate's history window: how much of the previous piece primes the next
 
 _NORMALIZE = re.compile(r"[-_.]+")
@@ -334,47 +350,89 @@ def plan_entries(spec: WheelSpec) -> list[_Entry]:
     return [payload[k] for k in sorted(payload)] + sorted(meta, key=lambda e: e.name)
 
 
-def _deflate_piece(data: bytes, history: bytes, level: int, last: bool) -> bytes:
-    """Raw deflate of one piece; a sync flush ends it on a byte boundary so pieces concatenate."""
+def _deflate_piece(data: bytes, history: bytes, level: int, last: bool) -> tuple[bytes, bytes]:
+    """Raw deflate of one piece, in two parts to be written one after the other (not joined
+    here: that would copy the piece once more per worker); a sync flush ends the piece on a
+    byte boundary so pieces concatenate."""
     compressor = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS, 8, zlib.Z_DEFAULT_STRATEGY, history) \
         if history else zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS)
-    return compressor.compress(data) + compressor.flush(zlib.Z_FINISH if last else zlib.Z_SYNC_FLUSH)
+    return compressor.compress(data), compressor.flush(zlib.Z_FINISH if last else zlib.Z_SYNC_FLUSH)
 
 
 class ParallelDeflate:
     """The compress()/flush() interface of a zlib compressor, deflating PIECEs on a thread pool.
 
-    zlib releases the GIL while it works, so threads use every core. At most two pieces
-    per worker are in flight, which bounds memory to a few dozen MiB.
+    zlib releases the GIL while it works, so threads use every core. Pieces are written
+    in order; a piece counts against `budget` from the moment it is cut from the input
+    until its deflated bytes are handed back to be written, and compress() waits for the
+    oldest piece before going over the budget. So at most `budget` bytes of input (or
+    their deflated form) are held, whatever the number of workers. `peak_in_flight`
+    records the most ever held, for tests and benchmarks.
     """
 
-    def __init__(self, level: int, pool: concurrent.futures.ThreadPoolExecutor, workers: int):
-        self._level, self._pool, self._limit = level, pool, 2 * workers
+    def __init__(self, level: int, pool: concurrent.futures.Executor, budget: int = IN_FLIGHT_BUDGET):
+        if budget < PIECE:
+            raise ValueError(f"an in-flight budget of {budget} bytes cannot hold one {PIECE}-byte piece")
+        self._level, self._pool, self._budget = level, pool, budget
         self._buffer = bytearray()
         self._history = b""
-        self._pending: collections.deque[concurrent.futures.Future[bytes]] = collections.deque()
+        self._pending: collections.deque[tuple[int, concurrent.futures.Future[tuple[bytes, bytes]]]] = \
+            collections.deque()
+        self.in_flight = 0
+        self.peak_in_flight = 0
 
-    def _submit(self, piece: bytes, last: bool) -> None:
-        self._pending.append(self._pool.submit(_deflate_piece, piece, self._history, self._level, last))
+    def _submit(self, piece: bytes, last: bool, out: bytearray) -> None:
+        while self._pending and self.in_flight + len(piece) > self._budget:
+            self._pop(out)
+        self.in_flight += len(piece)
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        self._pending.append((len(piece), self._pool.submit(_deflate_piece, piece, self._history, self._level, last)))
         self._history = piece[-WINDOW:]
 
-    def _collect(self, wait_all: bool) -> bytes:
-        out = []
-        while self._pending and (wait_all or self._pending[0].done() or len(self._pending) > self._limit):
-            out.append(self._pending.popleft().result())
-        return b"".join(out)
+    def _pop(self, out: bytearray) -> None:
+        size, future = self._pending.popleft()
+        for part in future.result():  # appended, not joined at the end: each piece goes once copied
+            out += part
+        self.in_flight -= size
 
-    def compress(self, data: bytes) -> bytes:
-        self._buffer += data
-        while len(self._buffer) >= PIECE:
-            self._submit(bytes(self._buffer[:PIECE]), last=False)
-            del self._buffer[:PIECE]
-        return self._collect(wait_all=False)
+    # compress() and flush() return a bytearray: zipfile only takes its len() and writes it.
+    def compress(self, data: bytes) -> bytearray:
+        if not isinstance(data, bytes):  # a view or bytearray may change once we return: pieces outlive the call
+            data = bytes(data)
+        out = bytearray()
+        start = 0
+        if self._buffer:  # complete the piece begun by an earlier call
+            start = min(PIECE - len(self._buffer), len(data))
+            self._buffer += data[:start]
+            if len(self._buffer) == PIECE:
+                self._submit(bytes(self._buffer), False, out)
+                self._buffer.clear()
+        while len(data) - start >= PIECE:
+            self._submit(data[start:start + PIECE], False, out)
+            start += PIECE
+        self._buffer += data[start:]
+        while self._pending and self._pending[0][1].done():
+            self._pop(out)
+        return out
 
-    def flush(self) -> bytes:
-        self._submit(bytes(self._buffer), last=True)
+    def flush(self) -> bytearray:
+        out = bytearray()
+        self._submit(bytes(self._buffer), True, out)
         self._buffer.clear()
-        return self._collect(wait_all=True)
+        while self._pending:
+            self._pop(out)
+        return out
+
+
+def default_workers() -> int:
+    """Every core this process may run on."""
+    count = getattr(os, "process_cpu_count", None)  # Python 3.13+
+    if count is not None:
+        return count() or 1
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def _zipinfo(name: str, executable: bool, timestamp: int, size: int, compresslevel: int) -> zipfile.ZipInfo:
@@ -393,18 +451,21 @@ def write_wheel(spec: WheelSpec, out_dir: Path, *, timestamp: int = EPOCH_1980,
                 compresslevel: int = DEFAULT_COMPRESSLEVEL, workers: int | None = None) -> Path:
     """Writes the wheel into out_dir and returns its path; workers=None uses every core.
 
-    Memory stays bounded (CHUNK for reading, 2 * workers * PIECE for deflate) whatever
-    the files' sizes; the bytes written do not depend on `workers`.
+    Memory stays bounded (CHUNK for reading, IN_FLIGHT_BUDGET for deflate, about 1 MiB per
+    thread, threads capped at MAX_WORKERS) whatever the files' sizes and the number of
+    workers; the bytes written do not depend on `workers`.
     """
     entries = plan_entries(spec)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / spec.filename()
     partial = path.with_name(path.name + ".partial")
     records: list[tuple[str, str, str]] = []
-    workers = min(len(os.sched_getaffinity(0)), 8) if workers is None else workers
+    workers = default_workers() if workers is None else workers
+    if workers < 1:
+        raise SpecError(f"workers must be at least 1, got {workers}")
     # Large files always go through ParallelDeflate, even on one core, so that the
     # bytes never depend on the machine.
-    pool = concurrent.futures.ThreadPoolExecutor(max(workers, 1))
+    pool = concurrent.futures.ThreadPoolExecutor(min(workers, MAX_WORKERS))
     try:
         with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=compresslevel) as archive:
             for entry in entries:
@@ -423,7 +484,7 @@ def write_wheel(spec: WheelSpec, out_dir: Path, *, timestamp: int = EPOCH_1980,
                     # zipfile has no public hook for the compressor; it keeps it in
                     # _compressor (3.6 to 3.14) and only calls compress() and flush().
                     if size >= PARALLEL_MIN_SIZE and hasattr(sink, "_compressor"):
-                        sink._compressor = ParallelDeflate(compresslevel, pool, max(workers, 1))
+                        sink._compressor = ParallelDeflate(compresslevel, pool, IN_FLIGHT_BUDGET)
                     written = 0
                     while block := stream.read(CHUNK):
                         digest.update(block)
@@ -445,6 +506,23 @@ def write_wheel(spec: WheelSpec, out_dir: Path, *, timestamp: int = EPOCH_1980,
     return path
 
 
+def _fix_malloc_mmap_threshold() -> None:
+    """Keeps glibc from growing its mmap threshold as pieces are freed (its default), so every
+    piece-sized buffer is mapped and unmapped on its own and RSS follows the bytes in flight.
+
+    Otherwise freed pieces raise the threshold above PIECE, later pieces come from the
+    per-thread heaps, and their fragmentation adds tens of MB that grow with the number of
+    threads. Process-wide, so only the command line does it; without glibc it does nothing.
+    """
+    try:
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return
+    M_MMAP_THRESHOLD = -3
+    mallopt(M_MMAP_THRESHOLD, 128 << 10)  # glibc's initial value, now fixed
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Write one wheel from a JSON spec (see wheel/private/wheel.bzl for the spec's fields).")
@@ -455,10 +533,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="do not print the wheel's path (Bazel actions stay silent)")
     parser.add_argument("--compresslevel", type=int, default=DEFAULT_COMPRESSLEVEL, choices=range(0, 10),
                         metavar="0-9", help=f"zlib level (default {DEFAULT_COMPRESSLEVEL})")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="threads deflating large files (default: every core this process may use); "
+                             "the wheel's bytes do not depend on it")
     args = parser.parse_args(argv)
+    if args.workers is not None and args.workers < 1:
+        parser.error("--workers must be at least 1")
+    _fix_malloc_mmap_threshold()
     try:
         spec = spec_from_json(json.loads(args.spec.read_text()), args.base_dir)
-        path = write_wheel(spec, args.out_dir, timestamp=source_date_epoch(os.environ), compresslevel=args.compresslevel)
+        path = write_wheel(spec, args.out_dir, timestamp=source_date_epoch(os.environ), compresslevel=args.compresslevel,
+                           workers=args.workers)
     except (SpecError, KeyError, TypeError, ValueError, OSError) as e:  # JSONDecodeError is a ValueError
         print(f"wheel_builder: {args.spec}: {type(e).__name__}: {e}", file=sys.stderr)
         return 1

@@ -15,6 +15,8 @@ import hashlib
 import io
 import json
 import os
+import subprocess
+import sys
 import time
 import zipfile
 import zlib
@@ -437,22 +439,152 @@ def test_large_file_is_identical_for_any_number_of_workers(tmp_path, big_library
     one = wb.write_wheel(spec, tmp_path / "w1", timestamp=EPOCH, workers=1)
     size = big_library.stat().st_size
     n_pieces = size // wb.PIECE + 1
-    # 5 full pieces and a short last one, primed with the previous piece's 32 KiB from the second on;
+    # Full pieces and a short last one, primed with the previous piece's 32 KiB from the second on;
     # the small file does not go through ParallelDeflate.
     assert pieces == [(wb.PIECE, 0, False)] + [(wb.PIECE, wb.WINDOW, False)] * (n_pieces - 2) + [
         (size % wb.PIECE, wb.WINDOW, True)]
-    three = wb.write_wheel(spec, tmp_path / "w3", timestamp=EPOCH, workers=3)
-    assert len(pieces) == 2 * n_pieces
-    assert one.read_bytes() == three.read_bytes()
+    # More workers than cores (this machine may have 2): the bytes still do not change.
+    two = wb.write_wheel(spec, tmp_path / "w2", timestamp=EPOCH, workers=2)
+    sixteen = wb.write_wheel(spec, tmp_path / "w16", timestamp=EPOCH, workers=16)
+    assert len(pieces) == 3 * n_pieces
+    assert one.read_bytes() == two.read_bytes() == sixteen.read_bytes()
 
     expected = hashlib.sha256(big_library.read_bytes()).hexdigest()
-    with zipfile.ZipFile(three) as archive:
+    with zipfile.ZipFile(sixteen) as archive:
         assert archive.testzip() is None  # every member's CRC
         info = archive.getinfo("pkg/libbig.so")
         assert info.external_attr >> 16 == 0o100755
         assert info.compress_size < 0.75 * info.file_size  # the repetitive runs did compress
-    with read_wheel(three) as wheel:  # RECORD's sha256 checked on read, and ours too
+    with read_wheel(sixteen) as wheel:  # RECORD's sha256 checked on read, and ours too
         assert hashlib.sha256(wheel.read("pkg/libbig.so")).hexdigest() == expected
+
+
+def test_default_workers_is_every_core_this_process_may_use(tmp_path, monkeypatch):
+    expected = os.process_cpu_count() if hasattr(os, "process_cpu_count") else len(os.sched_getaffinity(0))
+    assert wb.default_workers() == expected
+    pools = []
+    real_pool = wb.concurrent.futures.ThreadPoolExecutor
+
+    def recording_pool(max_workers):
+        pools.append(max_workers)
+        return real_pool(max_workers)
+
+    monkeypatch.setattr(wb.concurrent.futures, "ThreadPoolExecutor", recording_pool)
+    monkeypatch.setattr(wb, "default_workers", lambda: 48)
+    wb.write_wheel(make_spec(tmp_path), tmp_path / "out", timestamp=EPOCH)
+    wb.write_wheel(make_spec(tmp_path), tmp_path / "out2", timestamp=EPOCH, workers=1000)
+    assert pools == [48, wb.MAX_WORKERS]  # the default is no longer capped at 8; only the memory bound caps it
+    with pytest.raises(wb.SpecError, match="at least 1"):
+        wb.write_wheel(make_spec(tmp_path), tmp_path / "out3", timestamp=EPOCH, workers=0)
+
+
+class InFlightMeter:
+    """Measures, from outside ParallelDeflate, the bytes it holds between calls: bytes given to
+    compress() minus the bytes its returned stream inflates back to."""
+
+    def __init__(self):
+        self.fed = self.returned = self.peak = 0
+        self.inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+        self.instances = []
+
+    def returned_stream(self, stream) -> None:
+        self.returned += len(self.inflater.decompress(bytes(stream)))
+
+    def deflate_class(self):
+        meter = self
+
+        class Metered(wb.ParallelDeflate):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                meter.instances.append(self)
+
+            def compress(self, data):
+                meter.fed += len(data)
+                stream = super().compress(data)
+                meter.returned_stream(stream)
+                meter.peak = max(meter.peak, meter.fed - meter.returned)
+                return stream
+
+            def flush(self):
+                stream = super().flush()
+                meter.returned_stream(stream)
+                return stream
+
+        return Metered
+
+
+def test_bytes_in_flight_are_bounded_by_the_budget_not_by_the_workers(tmp_path, big_library, monkeypatch):
+    """16 workers, a budget of 4 pieces: reading never runs more than the budget (plus the
+    partial piece being filled) ahead of writing. A bound by worker count (the old 2 pieces
+    per worker) would let 32 pieces in flight here, since deflating is made slower than reading."""
+    budget = 4 * wb.PIECE
+    meter = InFlightMeter()
+    deflate_piece = wb._deflate_piece
+
+    def slow_deflate(data, history, level, last):
+        time.sleep(0.002)  # reading outruns deflating, so only the bound stops it
+        return deflate_piece(data, history, level, last)
+
+    monkeypatch.setattr(wb, "_deflate_piece", slow_deflate)
+    monkeypatch.setattr(wb, "IN_FLIGHT_BUDGET", budget)
+    monkeypatch.setattr(wb, "ParallelDeflate", meter.deflate_class())
+    spec = wb.WheelSpec(DIST, wb.Version("0.7.1"), "big", (wb.FileEntry(big_library, "pkg/libbig.so"),))
+    wheel = wb.write_wheel(spec, tmp_path / "out", timestamp=EPOCH, workers=16)
+
+    assert meter.returned == meter.fed == big_library.stat().st_size and meter.inflater.eof
+    assert big_library.stat().st_size > 16 * budget
+    assert meter.peak <= budget + wb.PIECE
+    [deflate] = meter.instances
+    assert deflate.peak_in_flight <= budget and deflate.in_flight == 0
+    # The same bytes as with the real budget: the budget, like the workers, changes only memory.
+    monkeypatch.undo()
+    assert wheel.read_bytes() == wb.write_wheel(spec, tmp_path / "real", timestamp=EPOCH, workers=2).read_bytes()
+
+
+def test_a_budget_smaller_than_a_piece_is_refused():
+    with pytest.raises(ValueError, match="cannot hold one"):
+        wb.ParallelDeflate(6, None, wb.PIECE - 1)
+
+
+# Runs a script as __main__ and then prints its process's peak RSS. VmHWM is the peak of this
+# process's own memory since exec; ru_maxrss (wait4, RUSAGE_CHILDREN) is not: Linux starts it
+# at the RSS of the process that forked (or vforked) the child, here a pytest that may be large.
+PEAK_RSS_OF_MAIN = """
+import runpy, sys
+sys.argv = sys.argv[1:]
+try:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+    status = 0
+except SystemExit as e:
+    status = e.code
+with open("/proc/self/status") as f:
+    print("peak", next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:")))
+sys.exit(status)
+"""
+
+
+def test_peak_rss_of_the_command_stays_under_128_mb_with_many_workers(tmp_path):
+    """The command line on 192 MiB (each MiB incompressible noise, then text) with MAX_WORKERS
+    threads: peak RSS within 128 MB. The old bound, 2 pieces of 4 MiB per worker, reached
+    134 MB here; a bound per worker of any size grows with cores."""
+    library = tmp_path / "lib.so"
+    block = os.urandom(900 << 10) + b"jax-rocm-build .text hipModuleLaunchKernel\n" * 2800
+    with open(library, "wb") as f:
+        for _ in range(192 << 20 // len(block)):
+            f.write(block)
+    (tmp_path / "spec.json").write_text(json.dumps({
+        "distribution": DIST, "version": {"base": "0.7.1"}, "summary": "rss",
+        "files": [{"src": str(library), "dest": "pkg/lib.so"}]}))
+    # Level 1: the bound does not depend on the level, and the test stays quick.
+    result = subprocess.run([sys.executable, "-c", PEAK_RSS_OF_MAIN, str(CHECKOUT / "tools" / "wheel_builder.py"),
+                             "--spec", str(tmp_path / "spec.json"), "--out-dir", str(tmp_path / "out"),
+                             "--compresslevel", "1", "--workers", str(wb.MAX_WORKERS), "--quiet"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    peak = int(result.stdout.split()[-1])
+    assert 16 << 20 < peak <= 128_000_000, f"peak RSS {peak / 2**20:.1f} MiB"  # above 16 MiB: a Python was measured
+    with read_wheel(next((tmp_path / "out").glob("*.whl"))) as wheel:
+        assert hashlib.sha256(wheel.read("pkg/lib.so")).digest() == hashlib.sha256(library.read_bytes()).digest()
 
 
 def test_parallel_deflate_of_an_exact_multiple_of_pieces(tmp_path):
@@ -468,17 +600,38 @@ def test_parallel_deflate_of_an_exact_multiple_of_pieces(tmp_path):
         assert wheel.read("pkg/exact.so") == path.read_bytes()
 
 
-def test_parallel_deflate_stream_is_raw_deflate(big_library):
+@pytest.mark.parametrize("write", [100_000, wb.PIECE, 3 * wb.PIECE + 5])
+def test_parallel_deflate_stream_is_raw_deflate(big_library, write):
+    """Writes that straddle pieces, match them, or span several; a budget of two pieces
+    makes compress() wait for the oldest piece."""
     import concurrent.futures
 
-    data = big_library.read_bytes()[: wb.PIECE + 777]
+    data = big_library.read_bytes()[: 5 * wb.PIECE + 777]
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        compressor = wb.ParallelDeflate(6, pool, 2)
-        stream = b"".join(compressor.compress(data[i:i + 100_000]) for i in range(0, len(data), 100_000))
+        compressor = wb.ParallelDeflate(6, pool, 2 * wb.PIECE)
+        stream = b"".join(compressor.compress(data[i:i + write]) for i in range(0, len(data), write))
+        assert compressor.peak_in_flight <= 2 * wb.PIECE
         stream += compressor.flush()
     inflater = zlib.decompressobj(-zlib.MAX_WBITS)
     assert inflater.decompress(stream) + inflater.flush() == data
     assert inflater.eof and inflater.unused_data == b""
+
+
+def test_parallel_deflate_copies_a_buffer_the_caller_reuses(big_library):
+    """Pieces are deflated after compress() returns, so a reused buffer must not change them."""
+    import concurrent.futures
+
+    data = big_library.read_bytes()[: 4 * wb.PIECE]
+    buffer = bytearray(wb.PIECE)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        compressor = wb.ParallelDeflate(6, pool)
+        stream = bytearray()
+        for i in range(0, len(data), wb.PIECE):
+            buffer[:] = data[i:i + wb.PIECE]
+            stream += compressor.compress(memoryview(buffer))
+        buffer[:] = bytes(wb.PIECE)  # overwritten before any piece may have been deflated
+        stream += compressor.flush()
+    assert zlib.decompress(bytes(stream), -zlib.MAX_WBITS) == data
 
 
 # --- rejected layouts and failures -------------------------------------------------------------
