@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import time
 import urllib.error
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -683,3 +684,15 @@ def test_source_trees_outside_the_checkout_are_mounted_into_the_sandbox(tmp_path
     assert binds == [str(outside / "xla"), "/opt/python"]  # tmp_path is under /tmp: mounted already
     assert command[-1] == "--"
     assert ci_build.sandbox_run(args("--sources=examples")) == ci_build.SANDBOX + ["run", "--"]
+
+
+def test_stand_in_artifacts_are_read_from_build_info(tmp_path):
+    wheel = tmp_path / "w.whl"
+    info = {"artifacts": {"_prng.so": {"origin": "jax"}, "_triton.so": {"origin": "examples"},
+                          "rocm_plugin_extension.so": {"origin": "examples"}}}
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.writestr("jax_rocm7_plugin/build_info.json", json.dumps(info))
+    assert ci_build.stand_in_artifacts(wheel) == ["_triton.so", "rocm_plugin_extension.so"]
+    with zipfile.ZipFile(tmp_path / "bare.whl", "w") as z:
+        z.writestr("jax_rocm7_plugin/__init__.py", "")
+    assert ci_build.stand_in_artifacts(tmp_path / "bare.whl") == []

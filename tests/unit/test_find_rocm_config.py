@@ -123,6 +123,11 @@ def test_multiarch_layout(tmp_path):
     assert libs["rocsolver"].version == "0.7" and libs["rocsolver"].include_dir is None
     assert libs["rocprim"].library is None and libs["rocprim"].version == "4.2.0"
     assert "miopen" not in libs
+    # Without headers a library cannot be compiled against: reported with the package to install.
+    assert config.missing_libraries["miopen"] == "libmiopen-dev"
+    assert config.missing_libraries["rocsolver"] == "librocsolver-dev", "a runtime without its -dev headers"
+    assert "hip" not in config.missing_libraries and "rocblas" not in config.missing_libraries
+    assert set(finder.DEBIAN_DEV_PACKAGES) == {spec.name for spec in finder.LIBRARIES}
 
 
 def test_opt_rocm_layout_reads_info_version(tmp_path):

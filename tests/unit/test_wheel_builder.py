@@ -770,3 +770,28 @@ def test_regression_source_date_epoch_after_2107(tmp_path):
         wb.write_wheel(spec, tmp_path / "out", timestamp=timestamp)
     except wb.SpecError:
         return  # a clear error is a fix too
+
+
+# --- what the wheel says about whose code it holds -------------------------------------------
+
+
+def test_a_repository_rules_source_info_replaces_the_pin_in_build_info(tmp_path):
+    (tmp_path / "jax_source_info.json").write_text(json.dumps({"origin": "local archive", "commit": "990e6a0b"}))
+    data = spec_data(tmp_path)
+    data["build_info"]["data"]["sources"] = {"jax": {"origin": "pinned"}, "nanobind": {"origin": "pinned"}}
+    data["build_info"]["source_info_files"] = {"jax": "jax_source_info.json"}
+    spec = wb.spec_from_json(data, tmp_path)
+    assert spec.build_info["sources"] == {"jax": {"origin": "local archive", "commit": "990e6a0b"},
+                                          "nanobind": {"origin": "pinned"}}
+
+
+def test_stand_ins_are_named_in_the_description_and_nothing_is_said_without_them(tmp_path):
+    artifacts = {"_prng.so": {"origin": "jax", "stand_ins": []},
+                 "_triton.so": {"origin": "examples", "stand_ins": ["@jax_examples//jaxlib/rocm:hip_vendor"]}}
+    data = spec_data(tmp_path)
+    data["build_info"]["data"]["artifacts"] = artifacts
+    description = wb.spec_from_json(data, tmp_path).description
+    note = description.split("## Stand-ins inside", 1)[1]
+    assert "`_triton.so` was built from jax-rocm-build's `examples/` stand-ins" in note and "_prng" not in note
+    assert wb.stand_in_note({"_prng.so": {"origin": "jax", "stand_ins": []}}) == ""
+    assert " were built " in wb.stand_in_note({"a": {"origin": "examples"}, "b": {"origin": "examples"}})

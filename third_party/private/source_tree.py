@@ -108,6 +108,8 @@ def extract_archive(archive: Path, output: Path, dirs: tuple[str, ...]) -> tuple
     count = 0
     if archive.name.endswith(".zip"):
         with zipfile.ZipFile(archive) as zf:
+            for name in zf.namelist():
+                _check_member(name)
             prefix = strip_top(zf.namelist())
             for info in zf.infolist():
                 if info.is_dir() or not info.filename.startswith(prefix):
@@ -123,6 +125,8 @@ def extract_archive(archive: Path, output: Path, dirs: tuple[str, ...]) -> tuple
     with tarfile.open(archive) as tf:
         members = tf.getmembers()
         commit = pax_commit(tf)
+        for member in members:
+            _check_member(member.name)
         prefix = strip_top([m.name for m in members])
         for member in members:
             if not member.isfile() or not member.name.startswith(prefix):

@@ -1,0 +1,113 @@
+"""third_party/private/source_tree.py: JAX's files laid out without JAX's Bazel files."""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CHECKOUT, SHARED_JAX_ARCHIVE, load_module
+
+pytestmark = pytest.mark.unit
+
+st = load_module("source_tree", CHECKOUT / "third_party" / "private" / "source_tree.py")
+
+COMMIT = "990e6a0b84138346e6a38785412f36356e0e5dc3"
+TREE = {
+    "LICENSE": "Apache",
+    "BUILD.bazel": "load('//jaxlib:jax.bzl', 'x')",
+    "MODULE.bazel": "module(name = 'jax')",
+    "jax/version.py": '_version: str = "0.10.2"\n',
+    "jaxlib/jax.bzl": "def x(): pass",
+    "jaxlib/kernel_helpers.h": "// helpers",
+    "jaxlib/gpu/BUILD": "load('//jaxlib:jax.bzl', 'x')",
+    "jaxlib/gpu/prng.cc": "// prng",
+    "jaxlib/gpu/nested/deep.cc": "// not a listed directory",
+    "jaxlib/rocm/rocm_plugin_extension.cc": "// ext",
+    "docs/index.md": "# not laid out",
+}
+WANTED = {"LICENSE", "jax/version.py", "jaxlib/kernel_helpers.h", "jaxlib/gpu/prng.cc", "jaxlib/rocm/rocm_plugin_extension.cc"}
+
+
+def write_tree(root: Path) -> Path:
+    for name, text in TREE.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def git_archive(path: Path, commit: str | None = COMMIT, extra: dict[str, str] = {}) -> Path:
+    """A tarball as `git archive --prefix=jax-jax-v0.10.2/` makes it: one top folder, the commit in a pax header."""
+    with tarfile.open(path, "w:gz", format=tarfile.PAX_FORMAT, pax_headers={"comment": commit} if commit else {}) as tar:
+        for name, text in {**TREE, **extra}.items():
+            info = tarfile.TarInfo("jax-jax-v0.10.2/" + name)
+            info.size = len(text.encode())
+            tar.addfile(info, io.BytesIO(text.encode()))
+    return path
+
+
+def laid_out(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() or p.is_symlink()}
+
+
+def test_an_archive_is_laid_out_without_bazel_files_and_names_its_commit(tmp_path):
+    archive = git_archive(tmp_path / "jax.tar.gz")
+    info = st.lay_out(archive, tmp_path / "out", st.DEFAULT_DIRS, None, None)
+    assert laid_out(tmp_path / "out") == WANTED
+    assert (info.origin, info.commit, info.version, info.files) == ("local archive", COMMIT, "0.10.2", len(WANTED))
+    assert info.sha256 == st.sha256_of(archive)
+    assert st.identify(archive) == ("0.10.2", COMMIT)
+
+
+def test_a_checkout_is_symlinked_so_that_edits_are_seen(tmp_path):
+    checkout = write_tree(tmp_path / "jax")
+    info = st.lay_out(checkout, tmp_path / "out", st.DEFAULT_DIRS, None, None)
+    assert laid_out(tmp_path / "out") == WANTED and info.origin == "local checkout" and info.sha256 is None
+    (checkout / "jaxlib/gpu/prng.cc").write_text("// edited")
+    assert (tmp_path / "out/jaxlib/gpu/prng.cc").read_text() == "// edited"
+    assert os.path.islink(tmp_path / "out/jaxlib/gpu/prng.cc")
+
+
+def test_a_zip_archive_and_an_archive_without_commit(tmp_path):
+    with zipfile.ZipFile(tmp_path / "jax.zip", "w") as zf:
+        for name, text in TREE.items():
+            zf.writestr("jax-main/" + name, text)
+    info = st.lay_out(tmp_path / "jax.zip", tmp_path / "out", st.DEFAULT_DIRS, "pinned archive", "ab" * 32)
+    assert laid_out(tmp_path / "out") == WANTED and (info.origin, info.sha256, info.commit) == ("pinned archive", "ab" * 32, None)
+    assert st.identify(git_archive(tmp_path / "plain.tar.gz", commit=None)) == ("0.10.2", None)
+
+
+@pytest.mark.parametrize("member", ["jaxlib/gpu/../../../escape.cc", "/jaxlib/gpu/abs.cc"])
+def test_an_archive_member_that_escapes_is_refused(tmp_path, member):
+    archive = tmp_path / "evil.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        info = tarfile.TarInfo(member)
+        info.size = 1
+        tar.addfile(info, io.BytesIO(b"x"))
+    with pytest.raises(st.SourceTreeError, match="outside the tree"):
+        st.extract_archive(archive, tmp_path / "out", st.DEFAULT_DIRS)
+
+
+def test_what_is_not_a_jax_tree_is_refused_with_what_to_give(tmp_path, capsys):
+    assert st.main(["--source", str(tmp_path / "missing"), "--output", str(tmp_path / "o1")]) == 1
+    assert "does not exist; give a JAX checkout" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert st.main(["--source", str(tmp_path / "empty"), "--output", str(tmp_path / "o2")]) == 1
+    assert "is not a JAX checkout: it has no jaxlib/" in capsys.readouterr().err
+    (tmp_path / "notes.txt").write_text("")
+    assert st.main(["--source", str(tmp_path / "notes.txt"), "--output", str(tmp_path / "o3")]) == 1
+    assert "neither a directory nor an archive" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not SHARED_JAX_ARCHIVE.is_file(), reason="../shared/upstream/jax-v0.10.2-src.tar.gz is absent")
+def test_the_shared_archive_is_jax_v0_10_2_with_its_rocm_sources(tmp_path):
+    info = st.lay_out(SHARED_JAX_ARCHIVE, tmp_path / "out", st.DEFAULT_DIRS, None, None)
+    assert (info.commit, info.version) == (COMMIT, "0.10.2")
+    files = laid_out(tmp_path / "out")
+    assert {"jaxlib/gpu/solver_kernels_ffi.cc", "jaxlib/gpu/vendor.h", "jaxlib/cpu/lapack_kernels.cc",
+            "jaxlib/rocm/rocm_plugin_extension.cc"} <= files
+    assert not [f for f in files if Path(f).name in st.BAZEL_FILE_NAMES or f.endswith(".bzl")]
