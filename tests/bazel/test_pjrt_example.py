@@ -87,16 +87,29 @@ def test_the_marker_attribute_shows_the_stand_in_was_built(plugin):
     assert attributes["stablehlo_current_version"] == [1, 0, 0]
 
 
-def test_initialize_succeeds_and_client_create_reports_no_devices(plugin):
+def test_initialize_succeeds_and_client_create_needs_the_rocm_platform_linked(plugin, request):
+    """//:xla_rocm_plugin links what upstream's jax_plugins/rocm/BUILD.bazel links (the C API,
+    gpu_plugin, rocm_platform): the platform is registered and the client fails only for want
+    of a device. The bare workspace links the C API alone, as this project once did: no ROCm
+    platform is registered, and the plugin says which target is missing."""
     assert plugin["initialize"] == "ok"
     created = plugin["client_create"]
     assert created["client"] is None
-    unavailable = 14
+    linked_like_upstream = request.node.callspec.params["plugin"] == "checkout"
+    registered = set(filter(None, plugin["attributes"]["jax_rocm_registered"].split(",")))
+    if linked_like_upstream:
+        assert registered == {"rocm_platform", "gpu_compiler"}
+        code, message = 14, "example plugin: no devices"  # UNAVAILABLE
+    else:
+        assert registered == set()
+        code = 9  # FAILED_PRECONDITION
+        message = ("example plugin: no ROCm platform is registered; link "
+                   "@xla//xla/stream_executor:rocm_platform into the plugin")
     assert created["error"] == {
-        "message": "example plugin: no devices",
-        "code": unavailable,
+        "message": message,
+        "code": code,
         "payloads": [],
-        "vtable": {"struct_size": 56, "code": unavailable},  # the same error through its function table
+        "vtable": {"struct_size": 56, "code": code},  # the same error through its function table
     }
 
 

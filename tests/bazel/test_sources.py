@@ -76,3 +76,22 @@ def test_a_missing_symbol_in_the_plugin_fails_at_link_time(sandbox_root, scratch
                      "//:xla_rocm_plugin; status=$?; bazel shutdown; exit $status", cwd=scratch_checkout, check=False)
     assert result.returncode != 0
     assert "undefined reference to `jax_rocm_symbol_nobody_defines'" in result.stderr
+
+
+@pytest.mark.skipif(not SHARED_JAX_ARCHIVE.is_file(), reason=f"JAX's source archive {SHARED_JAX_ARCHIVE} is absent")
+def test_a_jax_checkout_is_laid_out_by_symlinks_without_its_bazel_files(in_sandbox, tmp_path):
+    """--override_repository=jax=DIR as users type it (tools/bazel): @jax holds the checkout's
+    files as symlinks (edits are seen), none of its BUILD/.bzl files, and says it is a checkout."""
+    import tarfile
+
+    with tarfile.open(SHARED_JAX_ARCHIVE) as tar:
+        tar.extractall(tmp_path, filter="data")
+    checkout = tmp_path / "jax-jax-v0.10.2"
+    script = (f"bazel build --override_repository=jax={checkout} @jax//:headers >/dev/null 2>&1 && "
+              "repo=$(bazel info output_base)/external/_main~sources~jax && cat $repo/source_info.json && "
+              "readlink $repo/jaxlib/gpu/prng.cc && ls $repo/jaxlib/gpu | grep -cx 'BUILD' || true")
+    out = in_sandbox("sh", "-c", script).stdout.splitlines()
+    info = json.loads("".join(out[:-2]))
+    assert (info["origin"], info["path"], info["version"]) == ("local checkout", str(checkout), "0.10.2")
+    assert out[-2] == str(checkout / "jaxlib/gpu/prng.cc"), "a symlink into the checkout"
+    assert out[-1] == "0", "JAX's own BUILD files are left out"

@@ -284,3 +284,18 @@ def test_the_smoke_test_reports_a_backend_that_cannot_start_with_exit_3(jax_venv
     result = run_smoke(jax_venv, JAX_ROCM_GPU_COUNT="1")
     assert result.returncode == 3, result.stdout + result.stderr
     assert "JAX could not start the ROCm backend" in result.stdout and "example plugin: no devices" in result.stdout
+
+
+def test_jaxs_modules_link_abseil_and_the_cpp_runtime_statically(wheels, tmp_path):
+    """Abseil is built from source and linked in: no module needs a system libabsl (or libstdc++)."""
+    plugin = next(w for w in wheels if w.name.startswith("jax_rocm7_plugin-"))
+    with zipfile.ZipFile(plugin) as z:
+        z.extractall(tmp_path)
+    for module in JAX_MODULES:
+        (so,) = (tmp_path / "jax_rocm7_plugin").glob(module + ".*.so")
+        dynamic = subprocess.run(["readelf", "-d", str(so)], capture_output=True, text=True, check=True).stdout
+        needed = [line.split("[")[1].rstrip("]") for line in dynamic.splitlines() if "(NEEDED)" in line]
+        assert "libamdhip64.so.7" in needed, (module, needed)
+        assert not [n for n in needed if "absl" in n or "stdc++" in n], (module, needed)
+        exported = subprocess.run(["nm", "-D", "--defined-only", str(so)], capture_output=True, text=True, check=True).stdout
+        assert [line.split()[-1] for line in exported.splitlines() if line.split()[1] != "A"] == ["PyInit_" + module]
