@@ -95,3 +95,12 @@ def test_a_jax_checkout_is_laid_out_by_symlinks_without_its_bazel_files(in_sandb
     assert (info["origin"], info["path"], info["version"]) == ("local checkout", str(checkout), "0.10.2")
     assert out[-2] == str(checkout / "jaxlib/gpu/prng.cc"), "a symlink into the checkout"
     assert out[-1] == "0", "JAX's own BUILD files are left out"
+
+
+def test_without_a_jax_tree_offline_the_failure_says_how_to_give_one(in_sandbox):
+    """The pinned JAX archive cannot be downloaded here: the failure names the pin and the way out."""
+    result = in_sandbox("bazel", "build", "--config=rocm", "--override_repository=xla=examples/xla", "//jaxlib/rocm:_prng",
+                        check=False)
+    assert result.returncode != 0
+    assert "jax: cannot download https://github.com/jax-ml/jax/archive/refs/tags/jax-v0.10.2.tar.gz" in result.stderr
+    assert "(pinned in third_party/jax/pin.json)" in result.stderr and "--jax-source-dir=PATH" in result.stderr
