@@ -29,6 +29,7 @@ load("//third_party/private:jax_source_tree.bzl", "jax_source_tree")
 load("//third_party/private:local_tree.bzl", "local_tree")
 load("//third_party/private:source_archive.bzl", "source_archive")
 load("//third_party/python:python_configure.bzl", "python_configure")
+load("//third_party/xla_compat:xla_python_headers.bzl", "xla_python_headers")
 
 # name -> pin file. Order is the order of `use_repo` in MODULE.bazel.
 PINS = {
@@ -104,10 +105,11 @@ sources = module_extension(
 
 def _python_impl(mctx):
     python_configure(name = "local_config_python")
+    xla_python_headers(name = "xla_python_headers", build_file = Label("//third_party/xla_compat:BUILD.xla_python_headers.bazel"))
 
 python = module_extension(
     implementation = _python_impl,
-    doc = "@local_config_python: headers, numpy's headers and extension suffix of each Python to build for.",
+    doc = "@local_config_python: headers, numpy's headers and extension suffix of each Python to build for; @xla_python_headers: XLA's numpy.h and safe_static_init.h (or this project's stand-ins).",
 )
 
 def _system_impl(mctx):

@@ -104,3 +104,24 @@ def test_without_a_jax_tree_offline_the_failure_says_how_to_give_one(in_sandbox)
     assert result.returncode != 0
     assert "jax: cannot download https://github.com/jax-ml/jax/archive/refs/tags/jax-v0.10.2.tar.gz" in result.stderr
     assert "(pinned in third_party/jax/pin.json)" in result.stderr and "--jax-source-dir=PATH" in result.stderr
+
+
+def test_xlas_own_python_headers_are_used_when_an_xla_tree_has_them(in_sandbox, tmp_path):
+    """@xla_python_headers takes numpy.h/numpy.cc/safe_static_init.h from the XLA tree given
+    (here a copy of examples/xla with those files added), and this project's stand-ins from
+    examples/xla, which has none."""
+    import shutil
+
+    xla = tmp_path / "xla"
+    shutil.copytree(CHECKOUT / "examples" / "xla", xla)
+    for relative in ("xla/tsl/python/lib/core/numpy.h", "xla/tsl/python/lib/core/numpy.cc", "xla/python/safe_static_init.h"):
+        (xla / relative).parent.mkdir(parents=True, exist_ok=True)
+        (xla / relative).write_text("// from the XLA tree\n")
+    script = ("bazel build --override_repository=xla={xla} @xla_python_headers//:source_info.json >/dev/null 2>&1 && "
+              "repo=$(bazel info output_base)/external/_main~python~xla_python_headers && cat $repo/source_info.json && "
+              "head -1 $repo/xla/python/safe_static_init.h")
+    given = in_sandbox("sh", "-c", script.format(xla=xla)).stdout
+    assert '"origin": "xla"' in given and f'"path": "{xla}"' in given and given.rstrip().endswith("// from the XLA tree")
+    stand_in = in_sandbox("sh", "-c", script.format(xla=CHECKOUT / "examples" / "xla")).stdout
+    assert '"origin": "jax-rocm-build (third_party/xla_compat)"' in stand_in and "XLA_SOURCE_DIR=" in stand_in
+    assert "stand-in for XLA's xla/python/safe_static_init.h" in stand_in

@@ -89,7 +89,8 @@ def test_prefetch_selects_exactly_the_pinned_wheel_files():
                                       "--override_repository=@@xla={d}"])
 def test_every_spelling_of_an_override_becomes_the_canonical_name(tmp_path, spelling):
     args = ["build", "--config=rocm", spelling.format(d=tmp_path), "//:xla_rocm_plugin"]
-    assert bazel_hook.translate(args, 7, Path("/")) == ["build", "--config=rocm", f"--override_repository=_main~sources~xla={tmp_path}", "//:xla_rocm_plugin"]
+    assert bazel_hook.translate(args, 7, Path("/")) == ["build", "--config=rocm", f"--override_repository=_main~sources~xla={tmp_path}",
+                                                        f"--repo_env=XLA_SOURCE_DIR={tmp_path}", "//:xla_rocm_plugin"]
     assert bazel_hook.translate(args, 8, Path("/"))[2] == f"--override_repository=+sources+xla={tmp_path}"
 
 
@@ -97,7 +98,8 @@ def test_overrides_resolve_relative_paths_and_leave_the_rest_alone(tmp_path):
     (tmp_path / "src" / "xla").mkdir(parents=True)
     args = ["build", "--override_repository", "xla=src/xla", "--override_repository=zlib=/x", "--", "--override_repository=xla=y"]
     assert bazel_hook.translate(args, 7, tmp_path) == [
-        "build", f"--override_repository=_main~sources~xla={tmp_path / 'src' / 'xla'}", "--override_repository=zlib=/x",
+        "build", f"--override_repository=_main~sources~xla={tmp_path / 'src' / 'xla'}",
+        f"--repo_env=XLA_SOURCE_DIR={tmp_path / 'src' / 'xla'}", "--override_repository=zlib=/x",
         "--", "--override_repository=xla=y"]
 
 
