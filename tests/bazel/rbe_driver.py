@@ -32,11 +32,11 @@ AMDGPU_TARGETS = "--//rocm:amdgpu_targets=gfx90a,gfx942"
 BAZEL_TIMEOUT = 900
 
 
-def bazel(workspace: Path, *args: str) -> str:
+def bazel(workspace: Path, *args: str, env: dict[str, str] | None = None) -> str:
     """Runs Bazel in `workspace`; returns its stderr (where Bazel reports), echoed to ours."""
     argv = ["bazel", *args]
     print(f"rbe_driver: {' '.join(argv)}", file=sys.stderr, flush=True)
-    result = subprocess.run(argv, cwd=workspace, capture_output=True, text=True, timeout=BAZEL_TIMEOUT)
+    result = subprocess.run(argv, cwd=workspace, capture_output=True, text=True, timeout=BAZEL_TIMEOUT, env=env)
     sys.stderr.write(result.stderr)
     if result.returncode != 0:
         raise SystemExit(f"rbe_driver: `{' '.join(argv)}` exited {result.returncode} (its output is above)")

@@ -585,11 +585,44 @@ def test_dist_wheels_dry_run_prints_the_bazel_build(recorded, capsys):
     assert "--//wheel:platform_tag" in capsys.readouterr().err
 
 
-def test_dist_wheels_rbe(recorded):
-    assert ci_build.main(DRY_RUN + ["--rbe"]) == 0
+@pytest.mark.parametrize(("words", "config"), [
+    (["--rbe"], "rocm_rbe"),
+    (["--rbe=remote"], "rocm_rbe"),
+    (["--rbe=dynamic"], "rocm_rbe_dynamic"),
+    (["--rbe", "dynamic"], "rocm_rbe_dynamic"),
+])
+def test_dist_wheels_rbe(recorded, words, config):
+    assert ci_build.main(DRY_RUN + words) == 0
     cmd = bazel_build(recorded)
-    assert "--config=rocm_rbe" in cmd and "--config=rocm" in cmd
-    assert cmd.index("--config=rocm_rbe") < cmd.index("//:jax_rocm_wheels")
+    assert f"--config={config}" in cmd and "--config=rocm" in cmd
+    assert cmd.index(f"--config={config}") < cmd.index("//:jax_rocm_wheels")
+    assert [w for w in cmd if w.startswith("--config=rocm_rbe")] == [f"--config={config}"]
+
+
+@pytest.mark.parametrize(("argv", "mode"), [
+    (["--rbe", "dist_wheels"], "remote"),  # a bare --rbe does not swallow the subcommand
+    (["dist_wheels", "--rbe"], "remote"),
+    (["--rbe=dynamic", "dist_wheels"], "dynamic"),
+    (["--rbe", "dynamic", "dist_wheels"], "dynamic"),
+    (["dist_wheels", "--rbe", "--dry-run"], "remote"),
+    (["dist_wheels"], None),
+])
+def test_rbe_modes_parse_anywhere(argv, mode):
+    assert ci_build.parse_args(argv).rbe == mode
+
+
+def test_rbe_modes_name_existing_configs():
+    bazelrc = (CHECKOUT / "rocm" / "rocm.bazelrc").read_text()
+    for config in ci_build.RBE_CONFIGS.values():
+        assert re.search(rf"^build:{config} ", bazelrc, re.MULTILINE), config
+
+
+def test_an_unknown_rbe_mode_names_the_valid_ones(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        ci_build.parse_args(["dist_wheels", "--rbe=cloud"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err  # argparse's wording; quoting of the choices varies between Pythons
+    assert "argument --rbe: invalid choice: 'cloud' (choose from " in err and "remote" in err and "dynamic" in err
 
 
 def test_dist_wheels_binds_host_pythons_and_therock(recorded, monkeypatch, tmp_path):
