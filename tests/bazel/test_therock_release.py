@@ -47,6 +47,9 @@ cp -a /usr/include/hipblas /usr/include/hipblas-common /usr/include/hipsolver /u
       /usr/include/miopen /usr/include/rocsolver /usr/include/rocblas $r/include/
 rm -f $r/include/hsa/hsa
 cp -a /usr/lib/x86_64-linux-gnu/libamdhip64.so* $r/lib/
+# clang reads the HIP version from here; without it it assumes an old HIP, whose
+# headers then lack device min/max (as a real TheRock toolkit, which ships it, would not).
+mkdir -p $r/share/hip && cp /usr/share/hip/version $r/share/hip/
 stub() {  # an interface stub of /usr/lib/.../lib$1.so: same soname, same exported names
   real=$(readlink -f /usr/lib/x86_64-linux-gnu/lib$1.so)
   soname=$(objdump -p "$real" | awk '/SONAME/ {print $2}')
