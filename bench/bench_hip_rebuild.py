@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: what a HIP edit costs. Full build vs. one-kernel edit vs. no-op, one warm Bazel server.
 
-    python3 tools/bench_hip_rebuild.py [--targets gfx942,gfx1100] [--noop-runs 5]
+    python3 bench/bench_hip_rebuild.py [--targets gfx942,gfx1100] [--noop-runs 5]
 
 Runs inside the sandbox (re-executing itself there) on a private copy of the
 workspace, so the checkout and its output base are untouched. Builds
