@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(CHECKOUT / "tools"))
+sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
 from copy_workspace import copy_workspace  # noqa: E402
 TARGET = "//tests/rocm/hip:libhip_kernels.so"
 EDITED = "tests/rocm/hip/scale.hip"
@@ -48,7 +48,7 @@ def executed_mnemonics(log: Path) -> collections.Counter:
 def inside(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-hip-") as tmp:
         workspace = Path(tmp) / "ws"
-        copy_workspace(workspace)  # tools/copy_workspace.py
+        copy_workspace(workspace)  # tests/infra/copy_workspace.py
         flags = ["--config=rocm", f"--//rocm:amdgpu_targets={args.targets}"]
 
         def build(log: Path | None = None) -> float:
