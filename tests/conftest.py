@@ -78,7 +78,7 @@ def in_sandbox(sandbox_root):
 @pytest.fixture
 def scratch_checkout(tmp_path) -> Path:
     """A copy of this checkout under /tmp (visible in the sandbox): a private Bazel output base."""
-    sys.path.insert(0, str(CHECKOUT / "tools"))
+    sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
     from copy_workspace import copy_workspace
 
     return copy_workspace(tmp_path / "checkout")

@@ -9,7 +9,7 @@ When every slot is busy it waits. The lock is held by COMMAND's own process, so 
 slot is freed the moment the test ends, crashes or is killed. `--all`
 (--config=ci_multi_gpu) takes every slot and shows every GPU.
 
-The slots are pytest_rocm.slots' (tests/pytest_rocm), shared with the pytest plugin:
+The slots are pytest_rocm.slots' (pytest_rocm/), shared with the pytest plugin:
 JAX_ROCM_GPU_COUNT=N forces the GPU count, JAX_ROCM_TESTS_PER_GPU=K shares each GPU,
 JAX_ROCM_GPU_LOCK_DIR moves the lock files (default /var/tmp/jax-rocm-gpu-slots).
 """
@@ -24,7 +24,10 @@ from pathlib import Path
 try:
     from pytest_rocm.slots import SlotError, acquire_all, acquire_one, child_environment, find_gpus, prepare
 except ImportError:  # run from a checkout rather than through Bazel's runfiles
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "pytest_rocm"))
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "pytest_rocm"))
+    # With the checkout itself on sys.path (pytest's rootdir, `python -m` from it), the first
+    # try found the folder pytest_rocm/ and cached it as an empty namespace package: drop it.
+    sys.modules.pop("pytest_rocm", None)
     from pytest_rocm.slots import SlotError, acquire_all, acquire_one, child_environment, find_gpus, prepare
 
 

@@ -1,11 +1,11 @@
 """Driver of tests/bazel/test_rbe.py: one HIP library built locally, remotely, and from the remote cache.
 
-Runs inside the sandbox root under `tools/rbe_cluster.py run`, which exports
+Runs inside the sandbox root under `tests/infra/rbe_cluster.py run`, which exports
 JAX_ROCM_RBE_EXECUTOR and JAX_ROCM_RBE_INSTANCE. Works in a copy of the checkout
 (so that its Bazel output base is private) and prints one JSON object of results
 on stdout; Bazel's own output goes to stderr.
 
-    python3 tools/rbe_cluster.py run -- python3 tests/bazel/rbe_driver.py
+    python3 tests/infra/rbe_cluster.py run -- python3 tests/bazel/rbe_driver.py
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
-sys.path.insert(0, str(CHECKOUT / "tools"))
+sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
 from copy_workspace import copy_workspace  # noqa: E402
 
 TARGET = "//tests/rocm/hip:libhip_kernels.so"

@@ -2,13 +2,13 @@
 
     tools/sandbox.py run -- python3 tests/bazel/rbe_dynamic_driver.py [COPY]
 
-COPY: a copy of the checkout made beforehand (tools/copy_workspace.py, on the host),
+COPY: a copy of the checkout made beforehand (tests/infra/copy_workspace.py, on the host),
 used and removed; without it the driver copies the checkout itself, which needs git
 inside the sandbox to see the repository (in a git worktree it does not: the worktree's
 .git points into the main checkout, which the sandbox does not mount).
 
 Runs inside the sandbox root. Unlike rbe_driver.py it starts the cluster itself
-(tools/rbe_cluster.py's Cluster), because one phase stops it in the middle of a build.
+(tests/infra/rbe_cluster.py's Cluster), because one phase stops it in the middle of a build.
 Works in a copy of the checkout with one package of its own added (GATE_PACKAGE,
 below) and prints one JSON object of results on stdout; Bazel's output goes to stderr.
 
@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
-sys.path.insert(0, str(CHECKOUT / "tools"))
+sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from copy_workspace import copy_workspace  # noqa: E402
 from rbe_cluster import Cluster  # noqa: E402

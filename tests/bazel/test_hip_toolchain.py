@@ -16,7 +16,7 @@ from tests.conftest import CHECKOUT, load_module
 pytestmark = pytest.mark.bazel
 
 fatbin = load_module("fatbin", CHECKOUT / "tools" / "fatbin.py")
-bench = load_module("bench_hip_rebuild", CHECKOUT / "tools" / "bench_hip_rebuild.py")
+bench = load_module("bench_hip_rebuild", CHECKOUT / "bench" / "bench_hip_rebuild.py")
 
 SO = "bazel-bin/tests/rocm/hip/libhip_kernels.so"
 BUNDLER = "/usr/lib/llvm-22/bin/clang-offload-bundler"

@@ -2,7 +2,7 @@
 user builds from a checkout), with XLA from examples/xla.
 
 One build; then the sandbox's Python imports every extension module
-(tools/check_modules.py) and tools/fatbin.py reads the device code of the modules
+(tests/infra/check_modules.py) and tools/fatbin.py reads the device code of the modules
 that have HIP kernels. The modules compiled from JAX are told from the two stand-ins
 (_triton, rocm_plugin_extension) by the stand-ins' marker attribute.
 """
@@ -44,7 +44,7 @@ def built(sandbox_root, tmp_path_factory) -> dict:
     script = (
         "EXT=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var(\"EXT_SUFFIX\"))')"
         f" && bazel build {' '.join(map(shlex.quote, FLAGS))} //jaxlib/rocm:all"
-        f" && python3 tools/check_modules.py {OUT} > {out}/modules.json"
+        f" && python3 tests/infra/check_modules.py {OUT} > {out}/modules.json"
         f" && python3 tools/fatbin.py --json {so_files} > {out}/fatbin.json"
         f" && cat $(bazel info output_base)/external/_main~sources~jax/source_info.json > {out}/source_info.json"
     )

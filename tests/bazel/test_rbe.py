@@ -1,6 +1,6 @@
 """--config=rocm_rbe against a real REAPI cluster: BuildGrid + buildbox on loopback.
 
-One `sandbox.py run` starts the cluster (tools/rbe_cluster.py run) and, under it,
+One `sandbox.py run` starts the cluster (tests/infra/rbe_cluster.py run) and, under it,
 tests/bazel/rbe_driver.py builds //tests/rocm/hip:libhip_kernels.so three times in a
 private copy of the checkout: locally, remotely, and remotely again after
 `bazel clean` (from the remote cache). About a minute when BuildGrid's venv exists.
@@ -25,7 +25,7 @@ RUN_TIMEOUT = 1500
 
 @pytest.fixture(scope="module")
 def builds(sandbox_root) -> dict:
-    argv = ("run", "--", "python3", "tools/rbe_cluster.py", "run", "--", "python3", "tests/bazel/rbe_driver.py")
+    argv = ("run", "--", "python3", "tests/infra/rbe_cluster.py", "run", "--", "python3", "tests/bazel/rbe_driver.py")
     try:
         result = sandbox(*argv, cwd=CHECKOUT, timeout=RUN_TIMEOUT)
     except subprocess.TimeoutExpired as e:

@@ -56,7 +56,7 @@ TEST_SPAWNS = 2 + PROBE_SHARDS
 @pytest.fixture(scope="module")
 def builds(sandbox_root, tmp_path_factory) -> dict:
     # Copied here, on the host: git inside the sandbox cannot read a worktree's repository.
-    sys.path.insert(0, str(CHECKOUT / "tools"))
+    sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
     from copy_workspace import copy_workspace
 
     copy = copy_workspace(tmp_path_factory.mktemp("rbe-dynamic") / "checkout")

@@ -1,4 +1,4 @@
-"""pytest-rocm as adopters get it: `pip install ./tests/pytest_rocm[xdist]` into a fresh venv,
+"""pytest-rocm as adopters get it: `pip install ./pytest_rocm[xdist]` into a fresh venv,
 found through its pytest11 entry point (no -p), then `pytest -n auto --rocm-gpus=auto`."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def test_installed_plugin_pins_each_worker_to_its_own_gpu(tmp_path):
     venv.create(root, with_pip=True)
     python = root / "bin" / "python"
     # From a copy: setuptools builds in the source tree (build/, *.egg-info), never in the checkout.
-    source = shutil.copytree(CHECKOUT / "tests" / "pytest_rocm", tmp_path / "pytest_rocm")
+    source = shutil.copytree(CHECKOUT / "pytest_rocm", tmp_path / "pytest_rocm")
     install = subprocess.run([python, "-m", "pip", "install", "-q", f"{source}[xdist]"],
                              capture_output=True, text=True)
     assert install.returncode == 0, install.stdout + install.stderr

@@ -1,4 +1,4 @@
-"""tools/bench_wheel.py's command line: the --workers sweep it accepts and refuses."""
+"""bench/bench_wheel.py's command line: the --workers sweep it accepts and refuses."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from tests.conftest import CHECKOUT, load_module
 
 pytestmark = pytest.mark.unit
 
-bench = load_module("bench_wheel", CHECKOUT / "tools" / "bench_wheel.py")
+bench = load_module("bench_wheel", CHECKOUT / "bench" / "bench_wheel.py")
 
 
 @pytest.mark.parametrize(("text", "expected"), [("1,2,16", [1, 2, 16]), ("8", [8]), ("16, 1", [16, 1])])

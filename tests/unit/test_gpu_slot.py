@@ -18,7 +18,7 @@ pytestmark = pytest.mark.unit
 
 GPU_SLOT = CHECKOUT / "tools" / "gpu_slot.py"
 gs = load_module("gpu_slot", GPU_SLOT)
-slots = load_module("pytest_rocm_slots", CHECKOUT / "tests" / "pytest_rocm" / "pytest_rocm" / "slots.py")
+slots = load_module("pytest_rocm_slots", CHECKOUT / "pytest_rocm" / "pytest_rocm" / "slots.py")
 
 
 def no_kfd() -> None:

@@ -1,4 +1,4 @@
-"""pytest-rocm (tests/pytest_rocm): real pytest-xdist runs on 4 simulated GPUs.
+"""pytest-rocm (pytest_rocm/): real pytest-xdist runs on 4 simulated GPUs.
 
 Each run is a child pytest on a small generated suite whose tests record, into files,
 which GPU their process saw (ROCR_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES), when, and in
@@ -20,7 +20,7 @@ from tests.conftest import CHECKOUT
 
 pytestmark = pytest.mark.unit
 
-PLUGIN_ROOT = CHECKOUT / "tests" / "pytest_rocm"
+PLUGIN_ROOT = CHECKOUT / "pytest_rocm"
 
 SUITE = '''
 import json, os, time, pytest

@@ -1,4 +1,4 @@
-"""Unit tests of tools/rbe_cluster.py: its config, command lines, ports and clean-up.
+"""Unit tests of tests/infra/rbe_cluster.py: its config, command lines, ports and clean-up.
 
 Nothing of the cluster is started here; the clean-up tests use `sleep` and `sh`
 as stand-ins for the cluster's processes. tests/bazel/test_rbe.py runs the real one.
@@ -22,7 +22,7 @@ PORTS = (15432, 15051, 15052)
 
 @pytest.fixture(scope="module")
 def rbe():
-    return load_module("rbe_cluster", CHECKOUT / "tools" / "rbe_cluster.py")
+    return load_module("rbe_cluster", CHECKOUT / "tests" / "infra" / "rbe_cluster.py")
 
 
 @pytest.fixture
@@ -130,7 +130,7 @@ def test_outside_the_sandbox_the_error_says_where_to_run(rbe, monkeypatch, capsy
     monkeypatch.setattr(rbe, "find_pg_bin", lambda: None)
     monkeypatch.setattr(rbe.signal, "signal", lambda *a: None)  # main's SIGTERM handler: not in pytest
     assert rbe.main(["run", "--", "true"]) == 1
-    assert "tools/sandbox.py run -- python3 tools/rbe_cluster.py" in capsys.readouterr().err
+    assert "tools/sandbox.py run -- python3 tests/infra/rbe_cluster.py" in capsys.readouterr().err
 
 
 def test_run_without_a_command_is_a_usage_error(rbe, capsys):

@@ -1,4 +1,4 @@
-"""tools/wheel_audit.py: policy names, the ROCm exclusion, auditwheel's policy data, and the
+"""wheel/wheel_audit.py: policy names, the ROCm exclusion, auditwheel's policy data, and the
 symbol-version check on a real ELF library of this host packed into a wheel under tmp_path.
 
 `auditwheel show` is replaced by a dict of the shape it prints (`--json`), except in one
@@ -20,7 +20,7 @@ from tests.conftest import CHECKOUT, load_module
 
 pytestmark = pytest.mark.unit
 
-wa = load_module("wheel_audit", CHECKOUT / "tools" / "wheel_audit.py")
+wa = load_module("wheel_audit", CHECKOUT / "wheel" / "wheel_audit.py")
 
 WHEEL = "demo-1.0-py3-none-linux_x86_64.whl"
 # Host libraries with versioned imports from libc; the first that has them is used.

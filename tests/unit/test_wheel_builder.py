@@ -1,4 +1,4 @@
-"""tools/wheel_builder.py on small synthetic specs: versions, metadata, archive layout, determinism.
+"""wheel/private/wheel_builder.py on small synthetic specs: versions, metadata, archive layout, determinism.
 
 The wheels are read back with the readers pip's world uses (packaging's metadata and
 wheel-name parsers, email.parser, configparser, wheel.wheelfile.WheelFile, which checks
@@ -28,7 +28,7 @@ from tests.conftest import CHECKOUT, load_module
 
 pytestmark = pytest.mark.unit
 
-wb = load_module("wheel_builder", CHECKOUT / "tools" / "wheel_builder.py")
+wb = load_module("wheel_builder", CHECKOUT / "wheel" / "private" / "wheel_builder.py")
 
 CI_BUILD = CHECKOUT / "build" / "ci_build"
 
@@ -576,7 +576,7 @@ def test_peak_rss_of_the_command_stays_under_128_mb_with_many_workers(tmp_path):
         "distribution": DIST, "version": {"base": "0.7.1"}, "summary": "rss",
         "files": [{"src": str(library), "dest": "pkg/lib.so"}]}))
     # Level 1: the bound does not depend on the level, and the test stays quick.
-    result = subprocess.run([sys.executable, "-c", PEAK_RSS_OF_MAIN, str(CHECKOUT / "tools" / "wheel_builder.py"),
+    result = subprocess.run([sys.executable, "-c", PEAK_RSS_OF_MAIN, str(CHECKOUT / "wheel" / "private" / "wheel_builder.py"),
                              "--spec", str(tmp_path / "spec.json"), "--out-dir", str(tmp_path / "out"),
                              "--compresslevel", "1", "--workers", str(wb.MAX_WORKERS), "--quiet"],
                             capture_output=True, text=True)

@@ -1,4 +1,4 @@
-"""rocm_wheel: one wheel, written by tools/wheel_builder.py from a JSON spec made here.
+"""rocm_wheel: one wheel, written by wheel_builder.py (beside it) from a JSON spec made here.
 
 Everything the spec needs is known at analysis: the ROCm version from
 @local_config_rocm, the amdgpu targets from --//rocm:amdgpu_targets, the version
@@ -167,7 +167,7 @@ rocm_wheel = rule(
         "extras": attr.string_list_dict(),
         "classifiers": attr.string_list(),
         "entry_points": attr.string_dict(doc = "group -> JSON object {name: module}"),
-        "_builder": attr.label(default = "//tools:wheel_builder", executable = True, cfg = "exec"),
+        "_builder": attr.label(default = "//wheel/private:wheel_builder", executable = True, cfg = "exec"),
         "_amdgpu_targets": attr.label(default = "//rocm:amdgpu_targets"),
         "_version": attr.label(default = "//wheel:version"),
         "_kind": attr.label(default = "//wheel:kind"),

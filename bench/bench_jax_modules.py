@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What compiling JAX's real FFI modules costs, against the examples/jax stand-ins they replaced.
 
-    python3 tools/bench_jax_modules.py [--targets gfx942] [--jax PATH] [--skip-build]
+    python3 bench/bench_jax_modules.py [--targets gfx942] [--jax PATH] [--skip-build]
 
 Same run, same machine, each build cold in an output base of its own (the repository
 cache is shared, so no download is timed):

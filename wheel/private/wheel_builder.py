@@ -50,7 +50,7 @@ CHUNK = 1 << 20
 EPOCH_1980 = 315532800  # the earliest time a zip entry can carry
 EPOCH_2107 = 4354819199  # the latest: 2107-12-31 23:59:59
 # zlib level: 6 is zlib's default and what `wheel`/setuptools write, so our wheels are
-# no larger than upstream's; tools/bench_wheel.py reports time and size.
+# no larger than upstream's; bench/bench_wheel.py reports time and size.
 DEFAULT_COMPRESSLEVEL = 6
 GENERATOR = "jax-rocm-build"
 # Unit of parallel deflate; part of the output's identity, never vary it with the machine.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Imports //jaxlib/rocm's extension modules and prints what they expose, as JSON.
 
-    python3 tools/check_modules.py bazel-bin/jaxlib/rocm
+    python3 tests/infra/check_modules.py bazel-bin/jaxlib/rocm
 
 For each module: the file it was loaded from, the examples/jax stand-in marker
 (`_jax_rocm_example`, None for JAX's own modules), and each FFI target of

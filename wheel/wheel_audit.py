@@ -82,7 +82,7 @@ class Audit:
         out = []
         for lib in self.foreign_libraries:
             out.append(f"needs {lib}, which is neither in the manylinux whitelist nor a ROCm library: link it "
-                       "statically or add it to ROCM_LIBRARIES in tools/wheel_audit.py if ROCm provides it")
+                       "statically or add it to ROCM_LIBRARIES in wheel/wheel_audit.py if ROCm provides it")
         if self.unsupported_isa:
             out.append("uses instructions beyond the x86_64 baseline (auditwheel's ISA check)")
         if self.platform_tag == f"linux_{ARCH}" and not self.too_new:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: what a HIP edit costs. Full build vs. one-kernel edit vs. no-op, one warm Bazel server.
 
-    python3 tools/bench_hip_rebuild.py [--targets gfx942,gfx1100] [--noop-runs 5]
+    python3 bench/bench_hip_rebuild.py [--targets gfx942,gfx1100] [--noop-runs 5]
 
 Runs inside the sandbox (re-executing itself there) on a private copy of the
 workspace, so the checkout and its output base are untouched. Builds
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(CHECKOUT / "tools"))
+sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
 from copy_workspace import copy_workspace  # noqa: E402
 TARGET = "//tests/rocm/hip:libhip_kernels.so"
 EDITED = "tests/rocm/hip/scale.hip"
@@ -48,7 +48,7 @@ def executed_mnemonics(log: Path) -> collections.Counter:
 def inside(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-hip-") as tmp:
         workspace = Path(tmp) / "ws"
-        copy_workspace(workspace)  # tools/copy_workspace.py
+        copy_workspace(workspace)  # tests/infra/copy_workspace.py
         flags = ["--config=rocm", f"--//rocm:amdgpu_targets={args.targets}"]
 
         def build(log: Path | None = None) -> float:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Benchmark: packing a large shared library into a wheel, upstream's way vs. tools/wheel_builder.py.
+"""Benchmark: packing a large shared library into a wheel, upstream's way vs. wheel/private/wheel_builder.py.
 
-    python3 tools/bench_wheel.py [--size-mb 500] [--workers 1,2,16] [--baseline-python PY] [--compresslevel 6] [--keep]
+    python3 bench/bench_wheel.py [--size-mb 500] [--workers 1,2,16] [--baseline-python PY] [--compresslevel 6] [--keep]
 
 Generates one library of --size-mb MB (the size of the PJRT plugin) plus a small
 __init__.py and packs them into a wheel two ways, in the same run:
@@ -10,7 +10,7 @@ __init__.py and packs them into a wheel two ways, in the same run:
     `PY -m build --wheel --no-isolation`, i.e. setuptools' bdist_wheel, where PY is
     --baseline-python (default: this interpreter; it needs build, setuptools and
     bdist_wheel: `pip install build setuptools wheel`);
-  - ours: tools/wheel_builder.py --spec on the equivalent spec (the same two files,
+  - ours: wheel/private/wheel_builder.py --spec on the equivalent spec (the same two files,
     the same places in the wheel, the same entry point), at --compresslevel, once per
     count in --workers (default: one run with its own default, every core).
 Each way runs as its own child process; measured per way:
@@ -49,7 +49,7 @@ import zipfile
 from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parent.parent
-WHEEL_BUILDER = CHECKOUT / "tools" / "wheel_builder.py"
+WHEEL_BUILDER = CHECKOUT / "wheel" / "private" / "wheel_builder.py"
 LIB_DIR = Path("/usr/lib/x86_64-linux-gnu")
 CHUNK = 1 << 20
 MB = 1_000_000
@@ -304,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"library: {args.size_mb} MB from {note}")
         print(f"baseline: Python {baseline_py} ({args.baseline_python}), "
               + ", ".join(f"{k} {v}" for k, v in sorted(versions.items())) + "; zip level 6")
-        print(f"ours: Python {sys.version.split()[0]}, tools/wheel_builder.py, zip level {args.compresslevel}, "
+        print(f"ours: Python {sys.version.split()[0]}, wheel/private/wheel_builder.py, zip level {args.compresslevel}, "
               f"{cores} cores")
         print()
         b_wall, b_cpu, b_rss = results["baseline"]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: ROCm finder run time, and how often Bazel re-runs rocm_configure.
 
-    python3 tools/bench_find_rocm.py [--runs 10]
+    python3 bench/bench_find_rocm.py [--runs 10]
 
 Runs inside the sandbox against its real ROCm (/usr). Prints:
   - the finder's mean wall time over --runs runs, and its ratio to a bare

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Copy this checkout's files (tracked, and untracked but not ignored) to DEST.
 
-    python3 tools/copy_workspace.py DEST
+    python3 tests/infra/copy_workspace.py DEST
 
 What a fresh clone plus local edits would hold: benchmarks and tests build in such a
 copy so that they get a private Bazel output base and never edit the checkout.
@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-CHECKOUT = Path(__file__).resolve().parent.parent
+CHECKOUT = Path(__file__).resolve().parent.parent.parent
 
 
 def copy_workspace(dest: Path, checkout: Path = CHECKOUT) -> Path:
