@@ -478,9 +478,12 @@ def test_examples_alone_still_needs_jaxs_pin(monkeypatch):
 def test_a_source_dir_that_is_missing_fails(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(ci_build.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
     assert ci_build.check_sources(args(f"--jax-source-dir={tmp_path / 'nope'}")) == 2
-    assert f"--jax-source-dir={tmp_path / 'nope'} is neither a JAX checkout (a directory) nor an archive" in capsys.readouterr().err
-    assert ci_build.check_sources(args(f"--xla-source-dir={tmp_path / 'nope'}")) == 2
-    assert f"the xla source tree {tmp_path / 'nope'} is not a directory" in capsys.readouterr().err
+    assert f"--jax-source-dir={tmp_path / 'nope'} does not exist (relative paths are taken from" in capsys.readouterr().err
+    (tmp_path / "notes.txt").write_text("")
+    assert ci_build.check_sources(args(f"--jax-source-dir={tmp_path / 'notes.txt'}")) == 2
+    assert f"--jax-source-dir={tmp_path / 'notes.txt'} is neither a JAX checkout (a directory) nor an archive" in capsys.readouterr().err
+    assert ci_build.check_sources(args(f"--xla-source-dir={tmp_path / 'notes.txt'}")) == 2
+    assert f"the xla source tree {tmp_path / 'notes.txt'} is not a directory" in capsys.readouterr().err
 
 
 # --- built_wheels / collect_wheels / summary_table ------------------------------------
