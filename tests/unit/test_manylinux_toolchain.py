@@ -95,3 +95,32 @@ def test_the_toolchain_config_is_imported_and_only_names_zig_sdk():
     assert "common:manylinux_2_28 --//toolchains/manylinux:glibc=2.28" in rc
     module = (CHECKOUT / "MODULE.bazel").read_text()
     assert 'register_toolchains("//toolchains/manylinux:cc_toolchain_x86_64_glibc_2_28")' in module
+
+
+bullseye = load_module("bullseye_root", CHECKOUT / "tools" / "bullseye_root.py")
+
+
+def test_bullseye_run_without_a_root_names_the_command_that_builds_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert bullseye.main(["run", "--", "true"]) == 1
+    err = capsys.readouterr().err
+    assert f"no bullseye root at {tmp_path}/jax-rocm-build/bullseye/root" in err
+    assert "python3 tools/bullseye_root.py ensure" in err
+
+
+def test_bullseye_run_refuses_a_missing_file_and_a_missing_command(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    (tmp_path / "jax-rocm-build/bullseye/root/usr/bin").mkdir(parents=True)
+    (tmp_path / "jax-rocm-build/bullseye/root/usr/bin/python3").touch()
+    assert bullseye.main(["run", str(tmp_path / "nonesuch.so"), "--", "true"]) == 1
+    assert f"{tmp_path / 'nonesuch.so'}: no such file to copy into the bullseye root" in capsys.readouterr().err
+    assert bullseye.main(["run", str(tmp_path / "nonesuch.so")]) == 1
+    assert "run needs a command after --" in capsys.readouterr().err
+
+
+def test_bullseye_ensure_does_nothing_when_the_root_is_there(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    (tmp_path / "jax-rocm-build/bullseye/root/usr/bin").mkdir(parents=True)
+    (tmp_path / "jax-rocm-build/bullseye/root/usr/bin/python3").touch()
+    assert bullseye.main(["ensure"]) == 0
+    assert "is ready (nothing to do)" in capsys.readouterr().out
