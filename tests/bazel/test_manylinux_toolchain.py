@@ -99,3 +99,14 @@ def test_the_sandbox_python_imports_every_module_and_gets_its_ffi_targets(built)
             assert entry["capsule_name"] in (None, "xla._CUSTOM_CALL_TARGET"), (target, entry)
     assert {"hipsolver_getrf_ffi", "hipsolver_syevd_ffi"} <= set(modules["_solver"]["registrations"])
     assert modules["rocm_plugin_extension"]["get_device_ordinal(0)"]["error"] == "RuntimeError"
+
+
+def test_the_zig_toolchain_is_selected_only_by_the_config(sandbox_root):
+    """Without --config=manylinux_2_28 the PJRT library's graph holds nothing of @zig_sdk (the
+    sandbox's own cc toolchain builds it); with it, @zig_sdk's cc_toolchain."""
+    query = "bazel cquery --config=gfx942 --override_repository=xla={xla} {extra} 'deps(//:xla_rocm_plugin.so)' --output=label"
+    plain = sandbox("run", "--", "sh", "-c", query.format(xla=f"{CHECKOUT}/examples/xla", extra=""), cwd=CHECKOUT).stdout
+    zig = sandbox("run", "--", "sh", "-c", query.format(xla=f"{CHECKOUT}/examples/xla", extra="--config=manylinux_2_28"),
+                  cwd=CHECKOUT).stdout
+    assert "//:xla_rocm_plugin.so" in plain and "zig_sdk" not in plain
+    assert "zig_sdk//:cc_toolchain" in zig

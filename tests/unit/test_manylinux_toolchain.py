@@ -124,3 +124,16 @@ def test_bullseye_ensure_does_nothing_when_the_root_is_there(tmp_path, monkeypat
     (tmp_path / "jax-rocm-build/bullseye/root/usr/bin/python3").touch()
     assert bullseye.main(["ensure"]) == 0
     assert "is ready (nothing to do)" in capsys.readouterr().out
+
+
+bench = load_module("bench_manylinux", CHECKOUT / "tools" / "bench_manylinux.py")
+
+
+def test_bench_reads_every_native_library_of_the_wheels_and_prints_ratios(tmp_path):
+    wheel = tmp_path / "jax_rocm7_plugin-0.10.2-cp311-cp311-manylinux_2_28_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.writestr("jax_rocm7_plugin/_prng.cpython-311-x86_64-linux-gnu.so", b"\x7fELF" + b"0" * 96)
+        z.writestr("jax_rocm7_plugin/version.py", "x = 1\n")
+    assert bench.native_sizes([wheel]) == {"jax_rocm7_plugin/_prng.cpython-311-x86_64-linux-gnu.so": 100}
+    assert bench.ratio(150, 100) == "1.50x" and bench.ratio(1, 0) == "-"
+    assert bench.TOOLCHAINS[0] == "sandbox"  # the baseline is the sandbox's own compiler
