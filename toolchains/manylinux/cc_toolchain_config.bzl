@@ -68,6 +68,8 @@ def _impl(ctx):
                 _flags(_CXX_COMPILE, ["-std=c++17"]),
                 _flags(_COMPILE, ["-g0", "-O2", "-DNDEBUG", "-ffunction-sections", "-fdata-sections"], ["opt"]),
                 _flags(_COMPILE, ["-g", "-O0"], ["dbg"]),
+                # fastbuild is the mode ci_build ships wheels in: -O1 (the sandbox's gcc has
+                # -O0) keeps the modules small, at some compile time (tools/bench_manylinux.py).
                 _flags(_COMPILE, ["-O1"], ["fastbuild"]),
             ],
         ),
