@@ -70,7 +70,11 @@ class Wheel:
         _name, _version, python, abi, platform = self.filename[: -len(".whl")].split("-")
         args = ["--no-deps", "--only-binary=:all:", self.requirement]
         if platform != "any":
-            args += ["--platform", platform, "--abi", abi, "--python-version", python.removeprefix("cp")]
+            # A compressed tag set (manylinux_2_12_x86_64.manylinux2010_x86_64...) names one
+            # file for several platforms; pip matches it by any one of them.
+            args += ["--platform", platform.split(".")[0], "--abi", abi.split(".")[0]]
+            if python.startswith("cp"):  # py3: any Python 3, pip's own included
+                args += ["--python-version", python.split(".")[0].removeprefix("cp")]
         return args
 
 

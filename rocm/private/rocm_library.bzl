@@ -10,6 +10,7 @@ cc_shared_library targets link it like any other library (as rules_cuda does).
 load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "ACTION_NAMES")
 load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain", "use_cpp_toolchain")
 load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
+load("//toolchains/manylinux:hip_libc.bzl", "HipHostLibcInfo")
 load(":providers.bzl", "AmdgpuTargetsInfo")
 
 ROCM_TOOLCHAIN_TYPE = "//rocm:toolchain_type"
@@ -78,6 +79,9 @@ def _rocm_library_impl(ctx):
         compilation_contexts = [own_context] + [i.compilation_context for i in dep_infos],
     )
     copts = _opt_flags(ctx) + ctx.attr._copts[BuildSettingInfo].value + [ctx.expand_make_variables("copts", c, {}) for c in ctx.attr.copts]
+    # The host toolchain's libc and C++ library headers (--config=manylinux_2_28: glibc
+    # 2.28 and Zig's libc++), so that HIP objects link with host objects as one.
+    copts = copts + ctx.attr._host_libc[HipHostLibcInfo].copts
 
     objects = []
     for src in ctx.files.srcs:
@@ -161,6 +165,7 @@ rocm_library = rule(
         "_offload_compress": attr.label(default = "//rocm:offload_compress"),
         "_copts": attr.label(default = "//rocm:copts"),
         "_cc_toolchain": attr.label(default = "@bazel_tools//tools/cpp:current_cc_toolchain"),
+        "_host_libc": attr.label(default = "//toolchains/manylinux:hip_libc", providers = [HipHostLibcInfo]),
     },
     toolchains = [ROCM_TOOLCHAIN_TYPE] + use_cpp_toolchain(),
     fragments = ["cpp"],

@@ -13,6 +13,7 @@ load("@local_config_python//:defs.bzl", "EXT_SUFFIX", "PYTHON_VERSIONS")
 load("@rules_cc//cc:defs.bzl", "cc_binary")
 
 _VERSION_SCRIPT = Label("//third_party/nanobind:extension.lds")
+_MANYLINUX_2_28 = Label("//toolchains/manylinux:glibc_2_28")
 
 def nanobind_extension(name, srcs, deps = [], per_python_deps = [], copts = [], linkopts = [], visibility = None, tags = [], **kwargs):
     modules = []
@@ -22,7 +23,16 @@ def nanobind_extension(name, srcs, deps = [], per_python_deps = [], copts = [], 
         cc_binary(
             name = module,
             srcs = srcs,
-            copts = ["-std=c++17", "-fvisibility=hidden", "-fexceptions", "-fno-strict-aliasing"] + copts,
+            copts = ["-std=c++17", "-fvisibility=hidden", "-fexceptions", "-fno-strict-aliasing"] + select({
+                # Under --config=manylinux_2_28 every module links its own copy of libc++abi,
+                # which matches a caught exception's type by type_info address. nanobind's
+                # internals (and their exception translators) are shared by all modules of
+                # a domain, so an exception thrown in one module would be translated by
+                # another's copy, fail to match and surface as SystemError. One domain per
+                # module keeps each exception with its own module's translator.
+                _MANYLINUX_2_28: ["-DNB_DOMAIN=jax_rocm_" + name],
+                "//conditions:default": [],
+            }) + copts,
             linkshared = True,
             # libstdc++ is linked in: the build host's may be newer than the users' (the
             # sandbox is Debian sid), and manylinux allows only old GLIBCXX versions.

@@ -77,6 +77,14 @@ def _python_configure_impl(rctx):
             linked = "python%s/include%s" % (version, "" if i == 0 else str(i))
             rctx.symlink(directory, linked)
             includes.append(linked)
+        # Debian's multiarch Pythons: include/pythonX.Y/pyconfig.h includes
+        # <x86_64-linux-gnu/pythonX.Y/pyconfig.h>, a system directory that a toolchain with
+        # its own libc headers (--config=manylinux_2_28) does not search. Link it in too.
+        head, _, name = info["include"].rpartition("/")
+        multiarch = "%s/x86_64-linux-gnu/%s" % (head, name)
+        if rctx.path(multiarch + "/pyconfig.h").exists:
+            rctx.symlink(multiarch, "python%s/multiarch/x86_64-linux-gnu/%s" % (version, name))
+            includes.append("python%s/multiarch" % version)
         stanzas.append("""
 cc_library(
     name = "python_headers_%s",

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Benchmark: the wheels built with the manylinux_2_28 toolchain (Zig's clang, glibc 2.28,
+libc++) against the sandbox's own compiler (Debian sid's gcc, glibc 2.43, libstdc++), in one run.
+
+    python3 bench/bench_manylinux.py [--amdgpu-targets gfx942] [--python-versions 3.11] [--cold-zig-cache]
+
+Each toolchain builds the README's main command (`ci_build dist_wheels`, JAX from
+../shared/upstream's archive, XLA's stand-in) in a fresh copy of this checkout, so each
+has a private, cold Bazel output base (the repository cache and distdir are shared:
+no download is timed). The sandbox's toolchain is the baseline. Printed per toolchain:
+wall time of dist_wheels (Bazel build, audit, re-tag), the wheels' sizes, and the
+size of each native library inside them, with ratios to the baseline. Zig builds libc++
+and the glibc stubs once into its cache (/var/tmp/jax-rocm-build/zig-cache in the
+sandbox root); that cache is kept warm unless --cold-zig-cache empties it first, and the
+report says which. Single runs: one sample per toolchain, no statistics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
+from copy_workspace import copy_workspace  # noqa: E402
+
+JAX_ARCHIVE = CHECKOUT.parent / "shared" / "upstream" / "jax-v0.10.2-src.tar.gz"
+TOOLCHAINS = ("sandbox", "manylinux_2_28")  # the first is the baseline
+ZIG_CACHE = "/var/tmp/jax-rocm-build/zig-cache"
+
+
+def dist_wheels(checkout: Path, toolchain: str, targets: str, pythons: str, output: Path) -> float:
+    cmd = [sys.executable, "build/ci_build", "--sources=examples", f"--jax-source-dir={JAX_ARCHIVE}", "dist_wheels",
+           "--allow-stand-ins", f"--host-toolchain={toolchain}", f"--amdgpu-targets={targets}",
+           f"--python-versions={pythons}", f"--output-dir={output}"]
+    start = time.perf_counter()
+    result = subprocess.run(cmd, cwd=checkout, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0:
+        raise SystemExit(f"bench_manylinux: dist_wheels with --host-toolchain={toolchain} failed (exit {result.returncode}):\n"
+                         + (result.stdout + result.stderr)[-3000:])
+    return elapsed
+
+
+def shutdown(checkout: Path) -> None:
+    """Stops the copy's Bazel server (its output base stays, the next copy gets another)."""
+    subprocess.run([sys.executable, str(CHECKOUT / "tools" / "sandbox.py"), "run", "--", "bazel", "shutdown"],
+                   cwd=checkout, capture_output=True)
+
+
+def native_sizes(wheels: list[Path]) -> dict[str, int]:
+    """Uncompressed size of every shared library in the wheels, by its path (platform tag dropped)."""
+    sizes = {}
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as z:
+            for info in z.infolist():
+                if info.filename.endswith(".so"):
+                    sizes[info.filename] = info.file_size
+    return sizes
+
+
+def ratio(value: float, base: float) -> str:
+    return f"{value / base:.2f}x" if base else "-"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--amdgpu-targets", default="gfx942", help="default: %(default)s (one target keeps a cold build short)")
+    parser.add_argument("--python-versions", default="%d.%d" % sys.version_info[:2], help="default: this Python's, %(default)s")
+    parser.add_argument("--cold-zig-cache", action="store_true", help=f"empty Zig's cache ({ZIG_CACHE}) first")
+    args = parser.parse_args(argv)
+    if not JAX_ARCHIVE.is_file():
+        print(f"bench_manylinux: JAX's source archive {JAX_ARCHIVE} is absent; it is what the README's main command builds",
+              file=sys.stderr)
+        return 1
+    if args.cold_zig_cache:
+        subprocess.run([sys.executable, str(CHECKOUT / "tools" / "sandbox.py"), "run", "--", "rm", "-rf", ZIG_CACHE], check=True)
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="bench-manylinux-") as tmp:  # /tmp: visible in the sandbox
+        for toolchain in TOOLCHAINS:
+            checkout = copy_workspace(Path(tmp) / toolchain / "checkout")
+            output = Path(tmp) / toolchain / "dist"
+            print(f"bench_manylinux: {toolchain}: cold dist_wheels ...", file=sys.stderr, flush=True)
+            try:
+                seconds = dist_wheels(checkout, toolchain, args.amdgpu_targets, args.python_versions, output)
+            finally:
+                shutdown(checkout)
+            wheels = sorted(output.glob("*.whl"))
+            results[toolchain] = {"seconds": seconds, "wheels": {w.name: w.stat().st_size for w in wheels},
+                                  "native": native_sizes(wheels)}
+    base = results[TOOLCHAINS[0]]
+    print(f"amdgpu targets {args.amdgpu_targets}, Python {args.python_versions}, cold Bazel output base each, "
+          f"Zig cache {'cold' if args.cold_zig_cache else 'warm (as left by earlier builds)'}; baseline: {TOOLCHAINS[0]}")
+    print(f"{'':34}{'seconds / bytes':>16}{'ratio':>9}")
+    for toolchain in TOOLCHAINS:
+        r = results[toolchain]
+        print(f"{toolchain}:")
+        print(f"  {'dist_wheels wall time':32}{r['seconds']:16.1f}{ratio(r['seconds'], base['seconds']):>9}")
+        for name, size in sorted(r["wheels"].items()):
+            kind = name.split("-")[0] + " wheel (" + name.rsplit("-", 1)[1].removesuffix(".whl") + ")"
+            base_size = next((s for n, s in base["wheels"].items() if n.split("-")[0] == name.split("-")[0]
+                              and n.split("-")[2] == name.split("-")[2]), 0)
+            print(f"  {kind[:32]:32}{size:16,}{ratio(size, base_size):>9}")
+        for path, size in sorted(r["native"].items()):
+            print(f"  {path.rsplit('/', 1)[-1][:32]:32}{size:16,}{ratio(size, base['native'].get(path, 0)):>9}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

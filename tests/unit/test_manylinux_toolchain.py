@@ -1,0 +1,139 @@
+"""The manylinux_2_28 host toolchain as build/ci_build and tools/prefetch.py use it (no Bazel here;
+tests/bazel/test_manylinux_toolchain.py builds with it)."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import pytest
+
+from tests.conftest import CHECKOUT, load_module
+from tests.unit.test_ci_build import DRY_RUN, bazel_build, ci_build, recorded  # noqa: F401 (recorded: a fixture)
+
+pytestmark = pytest.mark.unit
+
+prefetch = load_module("prefetch", CHECKOUT / "tools" / "prefetch.py")
+
+
+def test_dist_wheels_builds_with_the_manylinux_2_28_toolchain_by_default(recorded, capsys):  # noqa: F811
+    assert ci_build.main(DRY_RUN) == 0
+    cmd = bazel_build(recorded)
+    assert cmd.index("--config=rocm") + 1 == cmd.index("--config=manylinux_2_28")
+    err = capsys.readouterr().err
+    assert "--manylinux=manylinux_2_28" in err and "--//wheel:platform_tag=manylinux_2_28_x86_64" in err
+
+
+def test_host_toolchain_sandbox_keeps_the_sandbox_compiler_and_the_best_certified_tag(recorded, capsys):  # noqa: F811
+    assert ci_build.main(DRY_RUN + ["--host-toolchain=sandbox"]) == 0
+    cmd = bazel_build(recorded)
+    assert "--config=manylinux_2_28" not in cmd and "--config=rocm" in cmd
+    assert "--//wheel:platform_tag=<the policy it certifies>" in capsys.readouterr().err
+
+
+def test_required_policy_follows_manylinux_then_the_toolchain():
+    parse = ci_build.parse_args
+    assert ci_build.required_policy(parse(["dist_wheels"])) == "manylinux_2_28"
+    assert ci_build.required_policy(parse(["dist_wheels", "--manylinux=2_31"])) == "2_31"
+    assert ci_build.required_policy(parse(["dist_wheels", "--host-toolchain=sandbox"])) is None
+    assert ci_build.required_policy(parse(["--manylinux=manylinux_2_38", "dist_wheels", "--host-toolchain=sandbox"])) == "manylinux_2_38"
+    assert [ci_build.policy_name(p) for p in ("2_28", "manylinux_2_28", "manylinux_2_28_x86_64")] == ["manylinux_2_28"] * 3
+
+
+def test_a_misspelt_policy_fails_before_anything_runs(recorded):  # noqa: F811
+    with pytest.raises(SystemExit) as exc:
+        ci_build.main(DRY_RUN + ["--manylinux=manylinux2014"])
+    assert "--manylinux=manylinux2014 is not a manylinux policy such as manylinux_2_28" in str(exc.value)
+    assert recorded == []
+
+
+def fake_wheel(path):
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("jax_rocm7_plugin/build_info.json", json.dumps({"rocm_version": "7.2.4", "artifacts": {}}))
+    return path
+
+
+def test_a_required_policy_that_is_met_is_the_tag_even_when_older_symbols_would_do(recorded, monkeypatch, tmp_path):  # noqa: F811
+    """Zig's glibc 2.28 stubs often leave only GLIBC_2.17-era symbols: auditwheel's best tag is then
+    manylinux_2_17, but the toolchain promises 2.28, and the wheels are tagged with what was required."""
+    wheels = [fake_wheel(tmp_path / "jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl"),
+              fake_wheel(tmp_path / "jax_rocm7_plugin-0.10.2-cp314-cp314-linux_x86_64.whl")]
+    audits = []
+    monkeypatch.setattr(ci_build, "built_wheels", lambda interpreters: wheels)
+    monkeypatch.setattr(ci_build, "audit_wheels", lambda ws, policy: audits.append(policy) or {
+        w.name: {"ok": True, "platform_tag": "manylinux_2_17_x86_64"} for w in ws})
+    args = [a for a in DRY_RUN if a != "--dry-run"] + ["--allow-stand-ins", f"--output-dir={tmp_path / 'dist'}"]
+    assert ci_build.main(args) == 0
+    assert audits == ["manylinux_2_28"]
+    builds = [cmd for cmd, _ in recorded if "//:jax_rocm_wheels" in cmd]
+    assert builds[-1][-1] == "--//wheel:platform_tag=manylinux_2_28_x86_64"
+
+
+def test_a_wheel_that_fails_the_required_policy_stops_dist_wheels(recorded, monkeypatch, tmp_path, capsys):  # noqa: F811
+    wheels = [fake_wheel(tmp_path / "jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl")]
+    monkeypatch.setattr(ci_build, "built_wheels", lambda interpreters: wheels)
+    monkeypatch.setattr(ci_build, "audit_wheels", lambda ws, policy: {
+        w.name: {"ok": False, "platform_tag": "manylinux_2_38_x86_64"} for w in ws})
+    assert ci_build.main([a for a in DRY_RUN if a != "--dry-run"] + ["--allow-stand-ins"]) == 1
+    assert "1 wheel(s) failed the audit: jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl" in capsys.readouterr().err
+    assert not any("--//wheel:platform_tag" in " ".join(cmd) for cmd, _ in recorded)
+
+
+def test_prefetch_fetches_zigs_wheel_with_pip_by_its_first_platform_tag():
+    wheels, _ = prefetch.pinned_wheels()
+    zig = next(w for w in wheels if w.filename.startswith("ziglang-"))
+    pin = json.loads((CHECKOUT / "third_party/zig/pin.json").read_text())
+    assert zig.sha256 == pin["sha256"] and zig.requirement == f"ziglang=={pin['version']}"
+    # pip takes one platform tag, and a py3 wheel fits pip's own Python (no --python-version).
+    assert zig.pip_args() == ["--no-deps", "--only-binary=:all:", "ziglang==0.17.0",
+                              "--platform", "manylinux_2_12_x86_64", "--abi", "none"]
+
+
+def test_the_toolchain_config_is_imported_and_only_names_zig_sdk():
+    assert "try-import %workspace%/toolchains/manylinux/manylinux.bazelrc" in (CHECKOUT / ".bazelrc").read_text()
+    rc = (CHECKOUT / "toolchains/manylinux/manylinux.bazelrc").read_text()
+    assert "common:manylinux_2_28 --//toolchains/manylinux:glibc=2.28" in rc
+    module = (CHECKOUT / "MODULE.bazel").read_text()
+    assert 'register_toolchains("//toolchains/manylinux:cc_toolchain_x86_64_glibc_2_28")' in module
+
+
+bullseye = load_module("bullseye_root", CHECKOUT / "tools" / "bullseye_root.py")
+
+
+def test_bullseye_run_without_a_root_names_the_command_that_builds_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert bullseye.main(["run", "--", "true"]) == 1
+    err = capsys.readouterr().err
+    assert f"no bullseye root at {tmp_path}/jax-rocm-build/bullseye/root" in err
+    assert "python3 tools/bullseye_root.py ensure" in err
+
+
+def test_bullseye_run_refuses_a_missing_file_and_a_missing_command(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    (tmp_path / "jax-rocm-build/bullseye/root/usr/bin").mkdir(parents=True)
+    (tmp_path / "jax-rocm-build/bullseye/root/usr/bin/python3").touch()
+    assert bullseye.main(["run", str(tmp_path / "nonesuch.so"), "--", "true"]) == 1
+    assert f"{tmp_path / 'nonesuch.so'}: no such file to copy into the bullseye root" in capsys.readouterr().err
+    assert bullseye.main(["run", str(tmp_path / "nonesuch.so")]) == 1
+    assert "run needs a command after --" in capsys.readouterr().err
+
+
+def test_bullseye_ensure_does_nothing_when_the_root_is_there(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    (tmp_path / "jax-rocm-build/bullseye/root/usr/bin").mkdir(parents=True)
+    (tmp_path / "jax-rocm-build/bullseye/root/usr/bin/python3").touch()
+    assert bullseye.main(["ensure"]) == 0
+    assert "is ready (nothing to do)" in capsys.readouterr().out
+
+
+bench = load_module("bench_manylinux", CHECKOUT / "bench" / "bench_manylinux.py")
+
+
+def test_bench_reads_every_native_library_of_the_wheels_and_prints_ratios(tmp_path):
+    wheel = tmp_path / "jax_rocm7_plugin-0.10.2-cp311-cp311-manylinux_2_28_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.writestr("jax_rocm7_plugin/_prng.cpython-311-x86_64-linux-gnu.so", b"\x7fELF" + b"0" * 96)
+        z.writestr("jax_rocm7_plugin/version.py", "x = 1\n")
+    assert bench.native_sizes([wheel]) == {"jax_rocm7_plugin/_prng.cpython-311-x86_64-linux-gnu.so": 100}
+    assert bench.ratio(150, 100) == "1.50x" and bench.ratio(1, 0) == "-"
+    assert bench.TOOLCHAINS[0] == "sandbox"  # the baseline is the sandbox's own compiler

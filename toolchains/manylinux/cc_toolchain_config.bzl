@@ -1,0 +1,120 @@
+"""zig_cc_toolchain_config: the CcToolchainConfigInfo of @zig_sdk's cc_toolchain.
+
+The tools are @zig_sdk's wrappers (bin/cc = `zig c++ -target x86_64-linux-gnu.2.28`,
+bin/ar = `zig ar`). Zig links against stubs of that glibc's symbol versions and links
+its own libc++, libc++abi and libunwind statically, so an object built here needs
+nothing newer than glibc 2.28 and no libstdc++ at run time. The legacy features Bazel
+adds to a tool_paths toolchain (dependency files, PIC, includes, defines, -shared,
+libraries to link, param files ...) do the rest; the features below add the flags
+that differ per compilation mode.
+"""
+
+load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "ACTION_NAMES")
+load(
+    "@bazel_tools//tools/cpp:cc_toolchain_config_lib.bzl",
+    "feature",
+    "flag_group",
+    "flag_set",
+    "tool_path",
+    "with_feature_set",
+)
+
+_C_COMPILE = [ACTION_NAMES.c_compile, ACTION_NAMES.assemble, ACTION_NAMES.preprocess_assemble]
+_CXX_COMPILE = [
+    ACTION_NAMES.cpp_compile,
+    ACTION_NAMES.cpp_header_parsing,
+    ACTION_NAMES.cpp_module_compile,
+    ACTION_NAMES.cpp_module_codegen,
+    ACTION_NAMES.linkstamp_compile,
+]
+_COMPILE = _C_COMPILE + _CXX_COMPILE
+_LINK = [
+    ACTION_NAMES.cpp_link_executable,
+    ACTION_NAMES.cpp_link_dynamic_library,
+    ACTION_NAMES.cpp_link_nodeps_dynamic_library,
+]
+
+def _flags(actions, flags, features = None):
+    return flag_set(
+        actions = actions,
+        flag_groups = [flag_group(flags = flags)],
+        with_features = [with_feature_set(features = features)] if features else [],
+    )
+
+def _impl(ctx):
+    features = [
+        feature(name = "opt"),
+        feature(name = "dbg"),
+        feature(name = "fastbuild"),
+        feature(name = "supports_pic", enabled = True),
+        feature(name = "supports_dynamic_linker", enabled = True),
+        feature(
+            name = "default_compile_flags",
+            enabled = True,
+            flag_sets = [
+                _flags(_COMPILE, [
+                    # zig cc turns UBSan on (as traps) when no -O is given; Bazel's fastbuild
+                    # gives none, and a trap is not what a wheel's users should get.
+                    "-fno-sanitize=undefined",
+                    # Reproducible objects: no dates, no absolute paths of the execroot.
+                    "-Wno-builtin-macro-redefined",
+                    "-D__DATE__=\"redacted\"",
+                    "-D__TIMESTAMP__=\"redacted\"",
+                    "-D__TIME__=\"redacted\"",
+                    "-ffile-compilation-dir=.",
+                    "-fstack-protector",
+                    "-fno-omit-frame-pointer",
+                ]),
+                _flags(_CXX_COMPILE, ["-std=c++17"]),
+                _flags(_COMPILE, ["-g0", "-O2", "-DNDEBUG", "-ffunction-sections", "-fdata-sections"], ["opt"]),
+                _flags(_COMPILE, ["-g", "-O0"], ["dbg"]),
+                # fastbuild is the mode ci_build ships wheels in: -O1 (the sandbox's gcc has
+                # -O0) keeps the modules small, at some compile time (bench/bench_manylinux.py).
+                _flags(_COMPILE, ["-O1"], ["fastbuild"]),
+            ],
+        ),
+        feature(
+            name = "default_link_flags",
+            enabled = True,
+            flag_sets = [
+                _flags(_LINK, ["-Wl,-z,relro,-z,now", "-Wl,--build-id=md5", "-Wl,--hash-style=gnu"]),
+                _flags(_LINK, ["-Wl,--gc-sections"], ["opt"]),
+            ],
+        ),
+    ]
+    tools = {
+        "gcc": "bin/cc",
+        "cpp": "bin/cc",
+        "ld": "bin/cc",
+        "ar": "bin/ar",
+        "nm": "bin/nm",
+        "objdump": "bin/objdump",
+        "strip": "bin/strip",
+        "gcov": "bin/gcov",
+    }
+    return cc_common.create_cc_toolchain_config_info(
+        ctx = ctx,
+        features = features,
+        cxx_builtin_include_directories = ctx.attr.builtin_include_directories,
+        toolchain_identifier = "zig_%s_%s" % (ctx.attr.zig_version, ctx.attr.target),
+        host_system_name = "x86_64-unknown-linux-gnu",
+        target_system_name = ctx.attr.target,
+        target_cpu = "k8",
+        target_libc = "glibc_" + ctx.attr.glibc,
+        compiler = "clang",
+        abi_version = "glibc_" + ctx.attr.glibc,
+        abi_libc_version = "glibc_" + ctx.attr.glibc,
+        tool_paths = [tool_path(name = name, path = path) for name, path in tools.items()],
+    )
+
+zig_cc_toolchain_config = rule(
+    implementation = _impl,
+    doc = "The configuration of a cc_toolchain over Zig's `zig c++ -target <target>` wrappers.",
+    attrs = {
+        "target": attr.string(mandatory = True, doc = "Zig's target, e.g. x86_64-linux-gnu.2.28"),
+        "glibc": attr.string(mandatory = True),
+        "zig_version": attr.string(mandatory = True),
+        "builtin_include_directories": attr.string_list(doc = "Zig's lib/ (absolute): its libc, libc++ and clang headers"),
+    },
+    provides = [CcToolchainConfigInfo],
+)
