@@ -16,11 +16,9 @@ ours is dist/'s cp311 wheel (the README's main job writes it), module by module.
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import zipfile
 from pathlib import Path
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -82,3 +83,20 @@ def scratch_checkout(tmp_path) -> Path:
     from copy_workspace import copy_workspace
 
     return copy_workspace(tmp_path / "checkout")
+
+
+# Below pytest-timeout's 1800 s, so that a hung cluster fails with its output. Killing
+# sandbox.py ends its PID namespace, and with it every process of the cluster and Bazel.
+DRIVER_TIMEOUT = 1500
+
+
+def run_driver(*command: str) -> dict:
+    """Runs a driver program in the sandbox from the checkout (the RBE tiers' cluster and
+    builds); returns the JSON object its last line prints, or fails with its output."""
+    try:
+        result = sandbox("run", "--", *command, cwd=CHECKOUT, timeout=DRIVER_TIMEOUT)
+    except subprocess.TimeoutExpired as e:
+        stderr = (e.stderr or b"").decode(errors="replace")  # bytes even with text=True
+        pytest.fail(f"cluster + builds took over {DRIVER_TIMEOUT} s; last output:\n{stderr[-5000:]}")
+    return json.loads(result.stdout.splitlines()[-1])
+

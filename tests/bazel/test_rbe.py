@@ -8,30 +8,17 @@ private copy of the checkout: locally, remotely, and remotely again after
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
 
 import pytest
 
-from tests.conftest import CHECKOUT, sandbox
+from tests.conftest import run_driver
 
 pytestmark = pytest.mark.bazel
 
-# Below pytest-timeout's 1800 s, so that a hung cluster fails with its output. Killing
-# sandbox.py ends its PID namespace, and with it every process of the cluster.
-RUN_TIMEOUT = 1500
-
-
 @pytest.fixture(scope="module")
 def builds(sandbox_root) -> dict:
-    argv = ("run", "--", "python3", "tests/infra/rbe_cluster.py", "run", "--", "python3", "tests/bazel/rbe_driver.py")
-    try:
-        result = sandbox(*argv, cwd=CHECKOUT, timeout=RUN_TIMEOUT)
-    except subprocess.TimeoutExpired as e:
-        stderr = (e.stderr or b"").decode(errors="replace")  # bytes even with text=True
-        pytest.fail(f"cluster + builds took over {RUN_TIMEOUT} s; last output:\n{stderr[-5000:]}")
-    return json.loads(result.stdout.splitlines()[-1])
+    return run_driver("python3", "tests/infra/rbe_cluster.py", "run", "--", "python3", "tests/bazel/rbe_driver.py")
 
 
 def runners(build: dict) -> set[str]:

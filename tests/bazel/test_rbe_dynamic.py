@@ -31,20 +31,15 @@ About a minute and a half with BuildGrid's venv in place.
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
 import sys
 
 import pytest
 
-from tests.conftest import CHECKOUT, sandbox
+from tests.conftest import CHECKOUT, run_driver
 
 pytestmark = pytest.mark.bazel
 
-# Below pytest-timeout's 1800 s, so that a hung cluster fails with its output. Killing
-# sandbox.py ends its PID namespace, and with it every process of the cluster and Bazel.
-RUN_TIMEOUT = 1500
 LOCAL = {"linux-sandbox", "processwrapper-sandbox", "local"}
 REMOTE = {"remote", "remote cache hit"}
 PROBE_SHARDS = 8
@@ -60,13 +55,7 @@ def builds(sandbox_root, tmp_path_factory) -> dict:
     from copy_workspace import copy_workspace
 
     copy = copy_workspace(tmp_path_factory.mktemp("rbe-dynamic") / "checkout")
-    argv = ("run", "--", "python3", "tests/bazel/rbe_dynamic_driver.py", str(copy))
-    try:
-        result = sandbox(*argv, cwd=CHECKOUT, timeout=RUN_TIMEOUT)
-    except subprocess.TimeoutExpired as e:
-        stderr = (e.stderr or b"").decode(errors="replace")  # bytes even with text=True
-        pytest.fail(f"cluster + builds took over {RUN_TIMEOUT} s; last output:\n{stderr[-5000:]}")
-    return json.loads(result.stdout.splitlines()[-1])
+    return run_driver("python3", "tests/bazel/rbe_dynamic_driver.py", str(copy))
 
 
 def spawns(build: dict, mnemonic: str | None = None, output: str | None = None) -> list[dict]:

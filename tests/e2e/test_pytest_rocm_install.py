@@ -7,9 +7,7 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import venv
-from pathlib import Path
 
 import pytest
 
