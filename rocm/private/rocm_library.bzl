@@ -37,6 +37,10 @@ def hip_compile_args(toolchain, targets, compress, compilation_context, copts, s
         "--rocm-device-lib-path=" + toolchain.device_libs_path,
         # Objects must not depend on where the execroot is: local and remote builds are byte-identical.
         "-ffile-compilation-dir=.",
+        # clang names a HIP compilation unit (CUID, in device symbol names) by hashing its
+        # command line, which may hold absolute paths under the output base (Zig's headers):
+        # name it by the source instead, so that device code is the same from any checkout.
+        "-cuid=%x" % (hash(src.short_path) & 0xffffffff),
     ]
     args += ["-D" + d for d in compilation_context.defines.to_list()]
     args += ["-D" + d for d in compilation_context.local_defines.to_list()]

@@ -24,7 +24,8 @@ def _xla_python_headers_impl(rctx):
         info = {
             "origin": "jax-rocm-build (third_party/xla_compat)",
             "stands_in_for": FILES,
-            "why": "no XLA tree with these files was given (XLA_SOURCE_DIR=%s)" % (xla or "unset") +
+            # No path here: build_info.json must not depend on where the checkout is.
+            "why": "no XLA tree with these files was given (XLA_SOURCE_DIR %s)" % ("names a tree without them" if xla else "is unset") +
                    "; these implement the interface JAX's modules use (third_party/xla_compat/README.md)",
         }
     rctx.file("source_info.json", json.encode_indent(info) + "\n")

@@ -66,6 +66,9 @@ def _hip_libc_flags(cc1, glibc, repo_dir):
         # No system directories; clang's builtin headers (and HIP's cuda_wrappers) stay.
         "-nostdlibinc",
     ]
+    # The header paths are absolute, under this output base (which differs per checkout):
+    # map them in __FILE__ and debug info, so that device code is the same from any checkout.
+    flags.append("-ffile-prefix-map=%s=external/zig_sdk" % repo_dir)
     for d in stdlibxx:
         flags += ["-stdlib++-isystem", d]
     for d in libc:
