@@ -124,19 +124,20 @@ DRIVER = textwrap.dedent("""
     from pathlib import Path
     sys.path.insert(0, {tools!r})
     import sandbox
-    tiny = sandbox.Layer("base", ("hello",), probes=("usr/bin/hello",))
-    sandbox.PROFILES.clear()
-    sandbox.PROFILES["tiny"] = (tiny,)
-    sandbox.REQUIRED_FREE_GB["tiny"] = 1
+    from sandbox_root import cache, layers
+    tiny = layers.Layer("base", ("hello",), probes=("usr/bin/hello",))
+    layers.PROFILES.clear()
+    layers.PROFILES["tiny"] = (tiny,)
+    layers.REQUIRED_FREE_GB["tiny"] = 1
     sandbox.DEFAULT_PROFILE = "tiny"
 
-    class SharedArchives(sandbox.Paths):
+    class SharedArchives(cache.Paths):
         @property
         def apt_archives(self):
             return Path({archives!r})
 
-    real_default = sandbox.Paths.default
-    sandbox.Paths.default = staticmethod(lambda: SharedArchives(real_default().cache))
+    real_default = cache.Paths.default
+    cache.Paths.default = staticmethod(lambda: SharedArchives(real_default().cache))
     sys.exit(sandbox.main(sys.argv[1:]))
 """)
 

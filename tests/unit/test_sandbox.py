@@ -1,4 +1,4 @@
-"""Unit tests of tools/sandbox.py: planning, hashing, locks, clean-up and error paths.
+"""Unit tests of tools/sandbox.py and tools/sandbox_root/: planning, hashing, locks, clean-up and error paths.
 
 No sandbox root is built here; the few tests that need root privileges or a
 mount namespace use the host's own (this project's machines run as root).
@@ -19,75 +19,73 @@ import pytest
 
 from tests.conftest import SANDBOX_PY, sandbox
 
+sys.path.insert(0, str(SANDBOX_PY.parent))
+from sandbox_root import build, cache, environment, layers  # noqa: E402
+
 pytestmark = pytest.mark.unit
 
 
-@pytest.fixture
-def sb(sandbox_module):
-    return sandbox_module
-
-
-def test_layer_hash_chain_changes_from_the_changed_layer_up(sb):
-    base, minimal, full = sb.PROFILES["full"][:3]
-    before = sb.layer_hashes([base, minimal, full])
+def test_layer_hash_chain_changes_from_the_changed_layer_up():
+    base, minimal, full = layers.PROFILES["full"][:3]
+    before = layers.layer_hashes([base, minimal, full])
     changed_full = dataclasses.replace(full, packages=full.packages + ("librocsolver-dev",))
-    after = sb.layer_hashes([base, minimal, changed_full])
+    after = layers.layer_hashes([base, minimal, changed_full])
     assert after[:2] == before[:2]
     assert after[2] != before[2]
     changed_base = dataclasses.replace(base, packages=base.packages[:-1])
-    assert all(a != b for a, b in zip(sb.layer_hashes([changed_base, minimal, full]), before))
+    assert all(a != b for a, b in zip(layers.layer_hashes([changed_base, minimal, full]), before))
 
 
-def test_plan_none_extend_build(sb):
-    minimal, full = sb.PROFILES["minimal"], sb.PROFILES["full"]
-    assert sb.plan(None, minimal).action == "build"
-    have_min = sb.stamp_for(minimal, 0)
-    have_full = sb.stamp_for(full, 0)
-    assert sb.plan(have_min, minimal).action == "none"
-    assert sb.plan(have_full, minimal).action == "none", "a full root satisfies minimal"
-    ext = sb.plan(have_min, full)
+def test_plan_none_extend_build():
+    minimal, full = layers.PROFILES["minimal"], layers.PROFILES["full"]
+    assert layers.plan(None, minimal).action == "build"
+    have_min = layers.stamp_for(minimal, 0)
+    have_full = layers.stamp_for(full, 0)
+    assert layers.plan(have_min, minimal).action == "none"
+    assert layers.plan(have_full, minimal).action == "none", "a full root satisfies minimal"
+    ext = layers.plan(have_min, full)
     assert ext.action == "extend" and [l.name for l in ext.todo] == ["rocm-full", "jax-kernel-deps", "rocm-solver"]
     changed = dataclasses.replace(minimal[1], packages=("hipcc",))
-    rebuilt = sb.plan(have_full, (minimal[0], changed))
+    rebuilt = layers.plan(have_full, (minimal[0], changed))
     assert rebuilt.action == "build" and "rocm-minimal" in rebuilt.reason
 
 
-def test_stamp_round_trip_and_garbage(sb, tmp_path):
-    stamp = sb.stamp_for(sb.PROFILES["full"], 1234.5)
-    assert sb.Stamp.parse(stamp.to_json()) == stamp
-    (tmp_path / sb.STAMP).write_text("{not json")
-    assert sb.read_stamp(tmp_path) is None
-    (tmp_path / sb.STAMP).write_text(json.dumps({"layers": "x"}))
-    assert sb.read_stamp(tmp_path) is None
+def test_stamp_round_trip_and_garbage(tmp_path):
+    stamp = layers.stamp_for(layers.PROFILES["full"], 1234.5)
+    assert layers.Stamp.parse(stamp.to_json()) == stamp
+    (tmp_path / layers.STAMP).write_text("{not json")
+    assert build.read_stamp(tmp_path) is None
+    (tmp_path / layers.STAMP).write_text(json.dumps({"layers": "x"}))
+    assert build.read_stamp(tmp_path) is None
 
 
-def fake_root(sb, paths, layers, probes=True) -> Path:
-    root = paths.sandbox / sb.root_id(layers)
+def fake_root(paths, wanted, probes=True) -> Path:
+    root = paths.sandbox / layers.root_id(wanted)
     (root / "proc").mkdir(parents=True)
     if probes:
-        for layer in layers:
+        for layer in wanted:
             for probe in layer.probes:
                 (root / probe).parent.mkdir(parents=True, exist_ok=True)
                 (root / probe).touch()
-    (root / sb.STAMP).write_text(sb.stamp_for(layers, time.time()).to_json())
+    (root / layers.STAMP).write_text(layers.stamp_for(wanted, time.time()).to_json())
     paths.current.symlink_to(root.name)
     return root
 
 
-def test_collect_garbage_removes_partial_and_superseded_roots(sb, tmp_path):
-    paths = sb.Paths(tmp_path)
-    keep = fake_root(sb, paths, sb.PROFILES["minimal"])
+def test_collect_garbage_removes_partial_and_superseded_roots(tmp_path):
+    paths = cache.Paths(tmp_path)
+    keep = fake_root(paths, layers.PROFILES["minimal"])
     partial = paths.sandbox / "root-abc.partial"
     (partial / "usr").mkdir(parents=True)
     old = paths.sandbox / "root-old"
     old.mkdir()
-    sb.collect_garbage(paths, keep=keep)
+    build.collect_garbage(paths, keep=keep)
     assert keep.is_dir() and not partial.exists() and not old.exists()
 
 
-def test_collect_garbage_keeps_roots_in_use(sb, tmp_path):
-    paths = sb.Paths(tmp_path)
-    keep = fake_root(sb, paths, sb.PROFILES["minimal"])
+def test_collect_garbage_keeps_roots_in_use(tmp_path):
+    paths = cache.Paths(tmp_path)
+    keep = fake_root(paths, layers.PROFILES["minimal"])
     old = paths.sandbox / "root-old"
     old.mkdir()
     paths.sandbox.mkdir(parents=True, exist_ok=True)
@@ -95,16 +93,16 @@ def test_collect_garbage_keeps_roots_in_use(sb, tmp_path):
     holder = subprocess.Popen(["flock", "--shared", "--close", str(paths.use_lock), "sleep", "30"])
     try:
         deadline = time.monotonic() + 10
-        while (fd := sb.try_flock_exclusive(paths.use_lock)) is not None:  # until flock(1) holds it
+        while (fd := cache.try_flock_exclusive(paths.use_lock)) is not None:  # until flock(1) holds it
             os.close(fd)
             assert time.monotonic() < deadline
             time.sleep(0.05)
-        sb.collect_garbage(paths, keep=keep)
+        build.collect_garbage(paths, keep=keep)
         assert old.is_dir(), "a root a running command may use must survive"
     finally:
         holder.kill()
         holder.wait()
-    sb.collect_garbage(paths, keep=keep)
+    build.collect_garbage(paths, keep=keep)
     assert not old.exists()
 
 
@@ -115,10 +113,12 @@ def test_remove_tree_refuses_a_tree_with_a_mount_inside(tmp_path):
     (victim / "keep.txt").write_text("data")
     script = textwrap.dedent(f"""
         import sys; sys.path.insert(0, {str(SANDBOX_PY.parent)!r})
-        import sandbox
+        from pathlib import Path
+        from sandbox_root import SandboxError
+        from sandbox_root.build import remove_tree
         try:
-            sandbox.remove_tree(sandbox.Path({str(victim)!r}))
-        except sandbox.SandboxError as e:
+            remove_tree(Path({str(victim)!r}))
+        except SandboxError as e:
             print("REFUSED:", e)
     """)
     out = subprocess.run(
@@ -130,12 +130,13 @@ def test_remove_tree_refuses_a_tree_with_a_mount_inside(tmp_path):
     assert (victim / "keep.txt").read_text() == "data"
 
 
-def test_build_lock_serialises_two_processes(sb, tmp_path):
+def test_build_lock_serialises_two_processes(tmp_path):
     lock = tmp_path / "build.lock"
     script = textwrap.dedent(f"""
         import sys, time; sys.path.insert(0, {str(SANDBOX_PY.parent)!r})
-        import sandbox
-        with sandbox.flock(sandbox.Path({str(lock)!r}), True, "WAITING"):
+        from pathlib import Path
+        from sandbox_root.cache import flock
+        with flock(Path({str(lock)!r}), True, "WAITING"):
             print("got", time.monotonic(), flush=True)
             time.sleep(1.0)
             print("released", time.monotonic(), flush=True)
@@ -148,48 +149,48 @@ def test_build_lock_serialises_two_processes(sb, tmp_path):
     assert sum("WAITING" in err for _, err in outs) == 1, "exactly one process waited and said so"
 
 
-def test_pip_binds_carry_config_and_named_folders(sb, tmp_path):
+def test_pip_binds_carry_config_and_named_folders(tmp_path):
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     conf = tmp_path / "pip.conf"
     conf.write_text(f"[global]\nfind-links = {wheels}\nextra-index-url = file://{tmp_path}/nowhere https://pypi.example/simple\n")
-    binds = sb.pip_binds({"PIP_CONFIG_FILE": str(conf), "XDG_CONFIG_DIRS": str(tmp_path / "none")})
+    binds = environment.pip_binds({"PIP_CONFIG_FILE": str(conf), "XDG_CONFIG_DIRS": str(tmp_path / "none")})
     targets = {b.target for b in binds}
     assert str(conf) in targets and str(wheels) in targets
     assert not any("nowhere" in t or "example" in t for t in targets)
     assert all(b.readonly for b in binds)
 
 
-def test_a_local_index_is_bound_with_the_files_its_pages_link_to(sb, tmp_path):
+def test_a_local_index_is_bound_with_the_files_its_pages_link_to(tmp_path):
     # PEP 503 pages under simple/ may link to ../../files/x.whl beside simple/.
     (tmp_path / "pypi" / "simple").mkdir(parents=True)
     (tmp_path / "pypi" / "files").mkdir()
     conf = tmp_path / "pip.conf"
     conf.write_text(f"[global]\nextra-index-url = file://{tmp_path}/pypi/simple\n")
-    targets = {b.target for b in sb.pip_binds({"PIP_CONFIG_FILE": str(conf), "XDG_CONFIG_DIRS": str(tmp_path / "none")})}
+    targets = {b.target for b in environment.pip_binds({"PIP_CONFIG_FILE": str(conf), "XDG_CONFIG_DIRS": str(tmp_path / "none")})}
     assert str(tmp_path / "pypi") in targets and str(tmp_path / "pypi" / "simple") not in targets
 
 
-def test_sandbox_env_passes_only_what_is_declared(sb, monkeypatch):
+def test_sandbox_env_passes_only_what_is_declared(monkeypatch):
     monkeypatch.setenv("ROCM_PATH", "/opt/rocm")
     monkeypatch.setenv("LD_LIBRARY_PATH", "/host/lib")
     monkeypatch.setenv("SOME_SECRET", "x")
-    env = sb.sandbox_env(["EXTRA=1", "SOME_SECRET"])
+    env = environment.sandbox_env(["EXTRA=1", "SOME_SECRET"])
     assert env["ROCM_PATH"] == "/opt/rocm" and env["EXTRA"] == "1" and env["SOME_SECRET"] == "x"
     assert "LD_LIBRARY_PATH" not in env
     assert env["PATH"].startswith("/usr/local/sbin") and env["HOME"] == "/root"
-    assert "SOME_SECRET" not in sb.sandbox_env()
+    assert "SOME_SECRET" not in environment.sandbox_env()
 
 
-def test_generated_bazelrc_resolves_offline_from_this_checkout(sb, tmp_path):
-    paths = sb.Paths(tmp_path)
-    text = sb.bazel_system_rc(paths, sb.CHECKOUT)
+def test_generated_bazelrc_resolves_offline_from_this_checkout(tmp_path):
+    paths = cache.Paths(tmp_path)
+    text = environment.bazel_system_rc(paths, environment.CHECKOUT)
     assert f"startup --output_user_root={tmp_path}/bazel" in text
     assert "%workspace%" not in text
     for module in ("zlib", "protobuf", "buildozer", "apple_support"):
-        line = f"--override_module={module}={sb.CHECKOUT}/tools/offline/modules/{module}"
+        line = f"--override_module={module}={environment.CHECKOUT}/tools/offline/modules/{module}"
         assert line in text
-        assert (sb.CHECKOUT / f"tools/offline/modules/{module}/MODULE.bazel").read_text().count(f'name = "{module}"') == 1
+        assert (environment.CHECKOUT / f"tools/offline/modules/{module}/MODULE.bazel").read_text().count(f'name = "{module}"') == 1
 
 
 # ---- error paths of the command line, as a user meets them ----------------
@@ -226,19 +227,19 @@ def test_unreachable_mirror_is_one_line(tmp_path):
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a mount namespace")
 def test_disk_full_is_one_line(tmp_path):
-    cache = tmp_path / "cache"
-    cache.mkdir()
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
     # A 64 MB file system as the cache: far too small for any root.
     result = cli(tmp_path, "ensure", prefix=(
-        "unshare", "-m", "--propagation", "private", "sh", "-c", f'mount -t tmpfs -o size=64m none {cache} && exec "$@"', "sh"))
+        "unshare", "-m", "--propagation", "private", "sh", "-c", f'mount -t tmpfs -o size=64m none {cache_dir} && exec "$@"', "sh"))
     assert result.returncode == 1
     line = one_error_line(result)
     assert "disk full" in line and "GB free" in line and "XDG_CACHE_HOME" in line
 
 
-def test_corrupted_root_is_detected_and_rebuilt(sb, tmp_path):
-    paths = sb.Paths(tmp_path / "cache" / "jax-rocm-build")
-    fake_root(sb, paths, sb.PROFILES["minimal"], probes=False)
+def test_corrupted_root_is_detected_and_rebuilt(tmp_path):
+    paths = cache.Paths(tmp_path / "cache" / "jax-rocm-build")
+    fake_root(paths, layers.PROFILES["minimal"], probes=False)
     info = cli(tmp_path, "info")
     assert info.returncode == 1 and "run `tools/sandbox.py ensure`" in one_error_line(info)
     # ensure notices the damage and starts a rebuild (which fails here on the unreachable mirror).

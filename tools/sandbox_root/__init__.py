@@ -1,0 +1,30 @@
+"""The developer sandbox behind tools/sandbox.py: a Debian sid root with Bazel and ROCm.
+
+One module per concern, in the order a command goes through them:
+
+  layers.py       what a root contains: the package layers, their hashes, a root's stamp,
+                  and the plan from the stamp found to the layers wanted
+  cache.py        where roots and caches live (${XDG_CACHE_HOME:-~/.cache}/jax-rocm-build)
+                  and the locks that keep `ensure`, `run` and `clean` apart
+  build.py        building a root: debootstrap, apt layers, atomic swap, garbage collection
+  environment.py  what a command inside a root sees: mounts, environment, bazelrc, launcher
+  namespaces.py   running a command in private mount and PID namespaces (chroot'ed or not)
+
+tools/sandbox.py is the command line over them. Stdlib only: it runs on the host's
+Python 3.11 as root, before any venv exists.
+"""
+
+from __future__ import annotations
+
+import sys
+
+class SandboxError(Exception):
+    """A one-line, actionable failure; printed without a traceback."""
+
+
+def log(msg: str) -> None:
+    print(f"sandbox: {msg}", file=sys.stderr, flush=True)
+
+
+def fmt_secs(s: float) -> str:
+    return f"{s:.1f} s" if s < 120 else f"{int(s // 60)} min {int(s % 60)} s"

@@ -1,0 +1,184 @@
+"""What a command inside the root sees: its mounts and its environment.
+
+The checkout (and ../shared, /tmp, the current directory) at their own paths,
+Bazel's output root and distdir from the cache, the host's CA bundle and pip
+settings, a generated /etc/bazel.bazelrc that resolves modules offline, and a
+bazel launcher that runs a workspace's tools/bazel as bazelisk does.
+"""
+
+from __future__ import annotations
+
+import configparser
+import contextlib
+import hashlib
+import os
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from sandbox_root.cache import Paths
+from sandbox_root.namespaces import Bind
+
+CHECKOUT = Path(__file__).resolve().parent.parent.parent
+PASS_ENV = (
+    "TERM", "COLORTERM", "NO_COLOR", "CI", "TZ", "SOURCE_DATE_EPOCH",
+    "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
+)
+PASS_ENV_PREFIXES = ("PIP_", "JAX_", "JAXCI_", "ROCM_", "THEROCK_", "TF_", "XLA_", "HIP_", "ROCR_", "HSA_", "PYTEST_")
+_PIP_PATH_KEYS = ("find-links", "extra-index-url", "index-url", "constraint", "requirement", "cert", "client-cert")
+
+
+def host_ca_bundle() -> Path | None:
+    for candidate in (os.environ.get("SSL_CERT_FILE"), "/etc/ssl/certs/ca-certificates.crt"):
+        if candidate and Path(candidate).is_file():
+            return Path(candidate)
+    return None
+
+
+def pip_config_files(env: dict[str, str]) -> list[Path]:
+    candidates = [env.get("PIP_CONFIG_FILE", "")]
+    for d in env.get("XDG_CONFIG_DIRS", "/etc/xdg").split(":"):
+        candidates.append(f"{d}/pip/pip.conf")
+    candidates += ["/etc/pip.conf", str(Path.home() / ".config/pip/pip.conf"), str(Path.home() / ".pip/pip.conf")]
+    return [Path(c) for c in dict.fromkeys(candidates) if c and Path(c).is_file()]
+
+
+def local_paths_in(value: str) -> list[Path]:
+    """Absolute local paths named by a pip setting (paths and file:// URLs)."""
+    out = []
+    for word in value.split():
+        if word.startswith("file://"):
+            word = word[len("file://"):]
+        if word.startswith("/") and Path(word).exists():
+            path = Path(word.rstrip("/"))
+            # A local index's pages (.../simple/<name>/) may link to files beside
+            # simple/ (../../files/x.whl): bind the index's whole folder.
+            out.append(path.parent if path.name == "simple" else path)
+    return out
+
+
+def pip_binds(env: dict[str, str]) -> list[Bind]:
+    """The host's pip settings, and the local folders they name, at the same paths."""
+    paths: list[Path] = []
+    for conf in pip_config_files(env):
+        paths.append(conf)
+        parser = configparser.RawConfigParser()
+        with contextlib.suppress(configparser.Error, OSError):
+            parser.read(conf)
+            for section in parser.sections():
+                for key, value in parser.items(section):
+                    if key in _PIP_PATH_KEYS:
+                        paths += local_paths_in(value)
+    for key, value in env.items():
+        if key.startswith("PIP_"):
+            paths += local_paths_in(value)
+    return [Bind(p, str(p), readonly=True) for p in dict.fromkeys(paths)]
+
+
+def sandbox_env(extra: Iterable[str] = ()) -> dict[str, str]:
+    env = {
+        "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "HOME": "/root",
+        "USER": "root",
+        "LANG": "C.UTF-8",
+        "JAX_ROCM_SANDBOX": "1",
+    }
+    for key, value in os.environ.items():
+        if key in PASS_ENV or key.startswith(PASS_ENV_PREFIXES):
+            env[key] = value
+    for item in extra:
+        name, sep, value = item.partition("=")
+        if sep:
+            env[name] = value
+        elif name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+def standard_binds(paths: Paths) -> list[Bind]:
+    paths.distdir.mkdir(parents=True, exist_ok=True)
+    binds = [
+        bazel_rc_bind(paths, CHECKOUT),
+        bazel_launcher_bind(paths),
+        Bind(Path("/dev"), "/dev", recursive=True),
+        Bind(Path("/sys"), "/sys", readonly=True, recursive=True),
+        Bind(Path("/tmp"), "/tmp"),
+        Bind(paths.bazel_user_root, str(paths.bazel_user_root)),
+        Bind(paths.distdir, str(paths.distdir), readonly=True),
+    ]
+    if Path("/etc/resolv.conf").exists():
+        binds.append(Bind(Path("/etc/resolv.conf").resolve(), "/etc/resolv.conf", readonly=True))
+    return binds
+
+
+def run_binds(paths: Paths, extra: Sequence[Path], cwd: Path) -> list[Bind]:
+    binds = standard_binds(paths)
+    ca = host_ca_bundle()
+    if ca is not None:
+        binds.append(Bind(ca, "/etc/ssl/certs/ca-certificates.crt", readonly=True))
+    binds += pip_binds(dict(os.environ))
+    shared = CHECKOUT.parent / "shared"
+    mounted = [CHECKOUT] + ([shared] if shared.is_dir() else []) + [p.resolve() for p in extra]
+    if not any(cwd == m or m in cwd.parents for m in mounted + [Path("/tmp")]) and cwd != Path("/"):
+        mounted.append(cwd)
+    binds += [Bind(p, str(p)) for p in dict.fromkeys(mounted)]
+    return binds
+
+
+def bazel_system_rc(paths: Paths, checkout: Path) -> str:
+    """The root's /etc/bazel.bazelrc (Debian's /etc/bazel/bazelrc try-imports it).
+
+    Generated for each `run` so that every workspace inside the sandbox (this
+    checkout, a test's scratch workspace, an XLA checkout) resolves modules
+    offline through this checkout's stand-ins, and keeps its outputs outside
+    the root so that they survive a rebuild of it.
+    """
+    offline = (checkout / "tools/offline/offline.bazelrc").read_text()
+    return (
+        "# Generated by tools/sandbox.py for this `run`.\n"
+        f"startup --output_user_root={paths.bazel_user_root}\n"
+        # Pinned archives that tools/prefetch.py fetched with pip: Bazel takes a file
+        # from here when its name and sha256 match, without touching the network.
+        f"common --distdir={paths.distdir}\n"
+        + offline.replace("%workspace%", str(checkout))
+    )
+
+
+def bazel_rc_bind(paths: Paths, checkout: Path) -> Bind:
+    text = bazel_system_rc(paths, checkout)
+    path = paths.sandbox / "generated" / f"bazel-{hashlib.sha256(text.encode()).hexdigest()[:12]}.bazelrc"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.rename(tmp, path)
+    return Bind(path, "/etc/bazel.bazelrc", readonly=True)
+
+
+# /usr/local/bin/bazel in the root: like bazelisk, run the workspace's tools/bazel if
+# it has one (with BAZEL_REAL set), else Debian's Bazel.
+BAZEL_LAUNCHER = """\
+#!/bin/sh
+# Written by tools/sandbox.py: runs <workspace>/tools/bazel when present, as bazelisk does.
+dir=$PWD
+while [ "$dir" != / ]; do
+  for marker in MODULE.bazel REPO.bazel WORKSPACE WORKSPACE.bazel; do
+    if [ -f "$dir/$marker" ]; then
+      if [ -x "$dir/tools/bazel" ]; then BAZEL_REAL=/usr/bin/bazel exec "$dir/tools/bazel" "$@"; fi
+      exec /usr/bin/bazel "$@"
+    fi
+  done
+  dir=$(dirname "$dir")
+done
+exec /usr/bin/bazel "$@"
+"""
+
+
+def bazel_launcher_bind(paths: Paths) -> Bind:
+    path = paths.sandbox / "generated" / f"bazel-launcher-{hashlib.sha256(BAZEL_LAUNCHER.encode()).hexdigest()[:12]}.sh"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(BAZEL_LAUNCHER)
+        tmp.chmod(0o755)
+        os.rename(tmp, path)
+    return Bind(path, "/usr/local/bin/bazel", readonly=True)

@@ -1,0 +1,182 @@
+"""What a sandbox root contains: the one place that declares its package set.
+
+A root is built from layers, each one apt transaction. Each layer's hash chains
+over the layers below it, so a root's stamp says exactly what it holds, and
+`plan` decides whether a root is up to date, can be extended in place, or must
+be rebuilt.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from typing import Sequence
+
+# Bump when the way a root is set up changes (apt configuration, bazelrc, ...)
+# so that existing roots are rebuilt.
+ROOT_FORMAT = 1
+SUITE = "sid"
+DEFAULT_MIRROR = "http://deb.debian.org/debian"
+
+
+@dataclasses.dataclass(frozen=True)
+class Layer:
+    """Packages installed in one apt transaction, from one target release."""
+
+    name: str
+    packages: tuple[str, ...]
+    # apt's target release for this layer ("" = the default, sid).
+    target_release: str = ""
+    # Files (inside the root) that must exist once the layer is installed;
+    # a missing one means the root is corrupted.
+    probes: tuple[str, ...] = ()
+
+
+# sid packages come first: installing ROCm from experimental upgrades libc6 to
+# experimental's, after which some sid packages no longer resolve.
+BASE = Layer(
+    name="base",
+    packages=(
+        "bazel-bootstrap",  # 7.7.1; pulls Debian's rules_cc/java/python/proto, platforms, skylib
+        "bazel-rules-shell",
+        "bazel-rules-pkg",
+        "python3",
+        "python3-venv",
+        "python3-dev",
+        "git",
+        "ca-certificates",
+        "binutils",
+        "file",
+        "zstd",
+        "xz-utils",
+        # The loopback remote-execution cluster of the rbe test tier: BuildGrid
+        # (from PyPI) keeps its state in PostgreSQL; buildbox is the worker side.
+        "postgresql",
+        "buildbox",
+    ),
+    probes=("usr/bin/bazel", "usr/bin/python3", "usr/bin/git", "usr/bin/gcc", "usr/bin/buildbox-casd", "usr/bin/buildbox-worker"),
+)
+ROCM_MINIMAL = Layer(
+    name="rocm-minimal",
+    target_release="experimental",
+    packages=(
+        "hipcc",
+        "libamdhip64-dev",
+        "librocm-core-dev",  # installs rocm-core/rocm_version.h
+        "rocm-device-libs-22",
+    ),
+    probes=(
+        "usr/bin/hipcc",
+        "usr/include/hip/hip_version.h",
+        "usr/include/rocm-core/rocm_version.h",
+    ),
+)
+ROCM_FULL = Layer(
+    name="rocm-full",
+    target_release="experimental",
+    packages=(
+        "librocblas-dev",
+        "libhipblas-dev",
+        "libhipblaslt-dev",
+        "libhipsolver-dev",
+        "libhipsparse-dev",
+        "libhipfft-dev",
+        "libhiprand-dev",
+        "librccl-dev",
+        "libmiopen-dev",
+        "librocprim-dev",
+        "libhipcub-dev",
+        "rocminfo",
+    ),
+    probes=("usr/include/rocblas/rocblas.h", "usr/bin/rocminfo"),
+)
+# What JAX's own FFI kernels compile against besides ROCm (jaxlib/rocm/BUILD.bazel):
+# Eigen (header-only) and numpy's C headers for the sandbox's Python. Layers after
+# rocm-full, so that a root without them is extended, not rebuilt.
+JAX_KERNEL_DEPS = Layer(
+    name="jax-kernel-deps",
+    packages=("libeigen3-dev", "python3-numpy"),
+    probes=("usr/include/eigen3/Eigen/Core",),
+)
+# rocSOLVER's headers at the release of the runtime rocm-full already installed
+# (hipSOLVER depends on librocsolver0 7.2): JAX's gesdd calls rocSOLVER directly.
+ROCM_SOLVER = Layer(
+    name="rocm-solver",
+    target_release="experimental",
+    packages=("librocsolver-dev",),
+    probes=("usr/include/rocsolver/rocsolver.h",),
+)
+PROFILES: dict[str, tuple[Layer, ...]] = {
+    "minimal": (BASE, ROCM_MINIMAL),
+    "full": (BASE, ROCM_MINIMAL, ROCM_FULL, JAX_KERNEL_DEPS, ROCM_SOLVER),
+}
+DEFAULT_PROFILE = "minimal"
+# Free space an `ensure` needs before it starts (measured roots: 3.0 and 9.3 GB,
+# plus the downloaded packages).
+REQUIRED_FREE_GB = {"minimal": 5, "full": 14}
+
+STAMP = ".jax-rocm-sandbox.json"
+
+
+def layer_hashes(layers: Sequence[Layer]) -> list[str]:
+    """Chained hashes: a layer's hash covers itself and every layer below it."""
+    digest = hashlib.sha256(json.dumps({"format": ROOT_FORMAT, "suite": SUITE}).encode()).hexdigest()
+    out = []
+    for layer in layers:
+        spec = json.dumps(dataclasses.asdict(layer), sort_keys=True)
+        digest = hashlib.sha256((digest + spec).encode()).hexdigest()
+        out.append(digest)
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Stamp:
+    """What a finished root contains; written last, read to decide what to do."""
+
+    layers: tuple[tuple[str, str], ...]  # (name, chained hash)
+    created: float
+
+    def to_json(self) -> str:
+        return json.dumps({"format": ROOT_FORMAT, "layers": [list(x) for x in self.layers], "created": self.created}, indent=1)
+
+    @staticmethod
+    def parse(text: str) -> "Stamp":
+        data = json.loads(text)
+        return Stamp(layers=tuple((str(n), str(h)) for n, h in data["layers"]), created=float(data["created"]))
+
+
+def stamp_for(layers: Sequence[Layer], created: float) -> Stamp:
+    return Stamp(layers=tuple(zip((l.name for l in layers), layer_hashes(layers))), created=created)
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What `ensure` has to do to get from a root's stamp to the wanted layers."""
+
+    action: str  # "none" | "extend" | "build"
+    todo: tuple[Layer, ...]  # layers to install
+    reason: str
+
+
+def plan(current: Stamp | None, wanted: Sequence[Layer]) -> Plan:
+    want = list(zip((l.name for l in wanted), layer_hashes(wanted)))
+    if current is None:
+        return Plan("build", tuple(wanted), "no sandbox root yet")
+    have = list(current.layers)
+    if have[: len(want)] == want:
+        return Plan("none", (), "up to date")
+    if want[: len(have)] == have:
+        return Plan("extend", tuple(wanted[len(have):]), "adding " + ", ".join(l.name for l in wanted[len(have):]))
+    # Neither is a prefix of the other, so they differ within the shorter one.
+    changed = next(w[0] for w, h in zip(want, have) if w != h)
+    return Plan("build", tuple(wanted), f"package set of layer '{changed}' changed")
+
+
+def root_id(layers: Sequence[Layer]) -> str:
+    return "root-" + layer_hashes(layers)[-1][:12]
+
+
+def layers_of(stamp: Stamp) -> list[Layer]:
+    by_name = {l.name: l for ls in PROFILES.values() for l in ls}
+    return [by_name[n] for n, _ in stamp.layers if n in by_name]

@@ -1,0 +1,219 @@
+"""Running one command in private mount and PID namespaces, optionally chroot'ed.
+
+No mount and no process (a Bazel server included) outlives the command: the
+namespace's PID 1 kills what is left when the command exits, and signals sent
+to us reach the command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from sandbox_root import SandboxError
+
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWPID = 0x20000000
+_MS_RDONLY = 1
+_MS_REMOUNT = 32
+_MS_BIND = 4096
+_MS_REC = 16384
+_MS_PRIVATE = 1 << 18
+_PR_SET_PDEATHSIG = 1
+_KEPT_MOUNT_FLAGS = 2 | 4 | 8 | 1024 | 2048 | 4096  # nosuid nodev noexec noatime nodiratime relatime
+_FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(src: str | None, target: str, fstype: str | None, flags: int) -> None:
+    _check(
+        _libc.mount(
+            None if src is None else src.encode(),
+            target.encode(),
+            None if fstype is None else fstype.encode(),
+            ctypes.c_ulong(flags),
+            None,
+        ),
+        f"mount {src} on {target}",
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Bind:
+    source: Path  # on the host
+    target: str  # absolute path inside the root
+    readonly: bool = False
+    recursive: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Enter:
+    """How to start one command: in `root` (None = on the host) with these mounts."""
+
+    argv: tuple[str, ...]
+    root: Path | None
+    binds: tuple[Bind, ...] = ()
+    env: dict[str, str] | None = None
+    cwd: str = "/"
+    stdout: int | None = None  # a file descriptor; None = inherited
+    stderr: int | None = None
+
+
+def _prepare_target(root: Path, bind: Bind) -> str:
+    target = root / bind.target.lstrip("/")
+    if bind.source.is_dir():
+        if target.is_file() and target.stat().st_size == 0:
+            target.unlink()  # a mount point an earlier run made when the source was a file or missing
+        target.mkdir(parents=True, exist_ok=True)
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists() and not target.is_symlink():
+            target.touch()
+        elif target.is_symlink():
+            # A bind onto a symlink follows it; replace dangling links with files.
+            if not target.exists():
+                target.unlink()
+                target.touch()
+    return str(target)
+
+
+def _from_terminal(sig: int) -> bool:
+    """True when `sig` came from the controlling terminal to our whole group."""
+    if sig not in (signal.SIGINT, signal.SIGQUIT):
+        return False
+    try:
+        return os.tcgetpgrp(0) == os.getpgrp()
+    except OSError:
+        return False
+
+
+def _supervise(child: int, reap_all: bool) -> int:
+    """Forward signals to `child`, wait for it; return its raw wait status."""
+
+    def forward(sig: int, _frame: object) -> None:
+        if not _from_terminal(sig):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, sig)
+
+    for sig in _FORWARDED_SIGNALS:
+        signal.signal(sig, forward)
+    while True:
+        try:
+            pid, status = os.waitpid(-1 if reap_all else child, 0)
+        except ChildProcessError:
+            return 0
+        except InterruptedError:
+            continue
+        if pid == child:
+            return status
+
+
+def _init_in_namespace(spec: Enter, status_fd: int) -> None:
+    """PID 1 of the new namespace: mount /proc, start the command, reap, clean up."""
+    if spec.root is not None:
+        _mount("proc", str(spec.root / "proc"), "proc", 0)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            for sig in _FORWARDED_SIGNALS:
+                signal.signal(sig, signal.SIG_DFL)
+            if spec.stdout is not None:
+                os.dup2(spec.stdout, 1)
+            if spec.stderr is not None:
+                os.dup2(spec.stderr, 2)
+            if spec.root is not None:
+                os.chroot(spec.root)
+            try:
+                os.chdir(spec.cwd)
+            except OSError:
+                os.chdir("/")
+            env = spec.env if spec.env is not None else dict(os.environ)
+            os.execvpe(spec.argv[0], list(spec.argv), env)
+        except FileNotFoundError:
+            where = "inside the sandbox" if spec.root is not None else "on the host"
+            print(f"sandbox: {spec.argv[0]}: command not found {where}", file=sys.stderr, flush=True)
+            os._exit(127)
+        except BaseException as e:  # noqa: BLE001 - report anything and leave the fork
+            print(f"sandbox: cannot start {spec.argv[0]}: {e}", file=sys.stderr, flush=True)
+            os._exit(126)
+    status = _supervise(pid, reap_all=True)
+    # Whatever the command left running (a Bazel server, say) ends with it.
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(-1, signal.SIGTERM)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                time.sleep(0.05)
+        except ChildProcessError:
+            break
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(-1, signal.SIGKILL)
+    if os.WIFSIGNALED(status):
+        os.write(status_fd, str(os.WTERMSIG(status)).encode())
+        os._exit(128 + os.WTERMSIG(status))
+    os._exit(os.waitstatus_to_exitcode(status))
+
+
+def _namespace_child(spec: Enter, status_fd: int) -> None:
+    """Host-PID-namespace child: make the mounts, then start PID 1."""
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWPID), "unshare(mount, pid)")
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+    if spec.root is not None:
+        for bind in spec.binds:
+            target = _prepare_target(spec.root, bind)
+            _mount(str(bind.source), target, None, _MS_BIND | (_MS_REC if bind.recursive else 0))
+            if bind.readonly:
+                # Keep the flags the kernel may have locked (nosuid, nodev, ...).
+                kept = os.statvfs(target).f_flag & _KEPT_MOUNT_FLAGS
+                _mount(None, target, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | kept)
+    pid = os.fork()
+    if pid == 0:
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        _init_in_namespace(spec, status_fd)
+    os._exit(os.waitstatus_to_exitcode(_supervise(pid, reap_all=False)) & 0xFF)
+
+
+def enter(spec: Enter) -> int:
+    """Run spec.argv in fresh mount and PID namespaces; return its exit code.
+
+    A command killed by a signal returns -SIGNUM (as subprocess does).
+    """
+    if spec.root is not None and not Path(spec.root, "proc").is_dir():
+        raise SandboxError(f"sandbox root {spec.root} has no /proc: it is corrupted; run `tools/sandbox.py clean` then `ensure`")
+    read_fd, write_fd = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        try:
+            _namespace_child(spec, write_fd)
+        except BaseException as e:  # noqa: BLE001
+            print(f"sandbox: cannot set up the namespace: {e}", file=sys.stderr, flush=True)
+            os._exit(125)
+    os.close(write_fd)
+    old = {sig: signal.getsignal(sig) for sig in _FORWARDED_SIGNALS}
+    try:
+        status = _supervise(pid, reap_all=False)
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    with os.fdopen(read_fd, "rb") as f:
+        died_by = f.read().decode()
+    if died_by:
+        return -int(died_by)
+    return os.waitstatus_to_exitcode(status)
