@@ -8,7 +8,7 @@ glibc 2.28, toolchains/manylinux). Then:
   manylinux_2_38 ones here); `import jax` discovers the plugin, says once that there is no
   AMD GPU and runs on CPU; with JAX_ROCM_GPU_COUNT=1 JAX_PLATFORMS=rocm JAX loads our PJRT
   library, which answers with its own no-device error, not a loader or glibc error.
-* in a Debian bullseye root (glibc 2.31, tools/bullseye_root.py): bullseye's python3 loads
+* in a Debian bullseye root (glibc 2.31, tests/infra/bullseye_root.py): bullseye's python3 loads
   the PJRT library with ctypes and calls GetPjrtApi.
 
 What the host can honestly check: the PJRT library links nothing of ROCm (the stand-in
@@ -162,7 +162,7 @@ def pjrt_library(wheels, tmp_path_factory) -> Path:
 @pytest.mark.skipif(os.geteuid() != 0 or not (shutil.which("debootstrap") or Path("/usr/sbin/debootstrap").exists()),
                     reason="a bullseye root needs root and debootstrap")
 def test_bullseye_python_loads_the_pjrt_library_and_gets_its_api(pjrt_library):
-    tool = [sys.executable, str(CHECKOUT / "tools" / "bullseye_root.py")]
+    tool = [sys.executable, str(CHECKOUT / "tests" / "infra" / "bullseye_root.py")]
     subprocess.run(tool + ["ensure"], check=True)
     info = subprocess.run(tool + ["info"], capture_output=True, text=True, check=True).stdout
     assert "2.31" in info, info

@@ -97,7 +97,7 @@ def test_the_toolchain_config_is_imported_and_only_names_zig_sdk():
     assert 'register_toolchains("//toolchains/manylinux:cc_toolchain_x86_64_glibc_2_28")' in module
 
 
-bullseye = load_module("bullseye_root", CHECKOUT / "tools" / "bullseye_root.py")
+bullseye = load_module("bullseye_root", CHECKOUT / "tests" / "infra" / "bullseye_root.py")
 
 
 def test_bullseye_run_without_a_root_names_the_command_that_builds_it(tmp_path, monkeypatch, capsys):
@@ -105,7 +105,7 @@ def test_bullseye_run_without_a_root_names_the_command_that_builds_it(tmp_path, 
     assert bullseye.main(["run", "--", "true"]) == 1
     err = capsys.readouterr().err
     assert f"no bullseye root at {tmp_path}/jax-rocm-build/bullseye/root" in err
-    assert "python3 tools/bullseye_root.py ensure" in err
+    assert "python3 tests/infra/bullseye_root.py ensure" in err
 
 
 def test_bullseye_run_refuses_a_missing_file_and_a_missing_command(tmp_path, monkeypatch, capsys):
