@@ -152,7 +152,7 @@ def test_every_subcommand_help_lists_every_option(capsys):
         assert "==SUPPRESS==" not in out and "(default: gcc)" in out
 
 
-# --- wheel_flags / jax_tree_version ---------------------------------------------------
+# --- wheel_flags / jax_tree_identity ---------------------------------------------------
 
 
 def test_release_is_only_the_kind():
@@ -169,7 +169,7 @@ def test_release_from_examples_names_the_overridden_sources(tmp_path):
 
 @pytest.mark.skipif(not SHARED_JAX_ARCHIVE.is_file(), reason="../shared/upstream/jax-v0.10.2-src.tar.gz is absent")
 def test_a_jax_archive_gives_its_release_and_the_commit_git_archive_recorded():
-    assert ci_build.jax_tree_version(SHARED_JAX_ARCHIVE) == "0.10.2"
+    assert ci_build.jax_tree_identity(SHARED_JAX_ARCHIVE)[0] == "0.10.2"
     assert ci_build.git_commit(SHARED_JAX_ARCHIVE) == "990e6a0b84138346e6a38785412f36356e0e5dc3"
     flags = ci_build.bazel_flags(args(f"--jax-source-dir={SHARED_JAX_ARCHIVE}"))
     assert f"--override_repository=jax={SHARED_JAX_ARCHIVE.resolve()}" in flags
@@ -219,6 +219,18 @@ def test_dev_from_a_jax_git_checkout_is_its_head(tmp_path, monkeypatch):
     assert "--//wheel:version=0.11.0" in flags and "--//wheel:source_overrides=jax" in flags
 
 
+def test_a_dev_wheel_reads_the_jax_tree_once(tmp_path, monkeypatch):
+    tree = jax_tree(tmp_path / "jax")
+    seen = []
+    real = ci_build.source_tree.identify
+    monkeypatch.setattr(ci_build.source_tree, "identify", lambda source: seen.append(source) or real(source))
+    ci_build.jax_tree_identity.cache_clear()
+    flags = ci_build.wheel_flags(args(f"--jax-source-dir={tree}", "dist_wheels", "--wheel-kind=dev",
+                                      "--wheel-date=20250102"))
+    assert "--//wheel:version=0.11.0" in flags and any(f.startswith("--//wheel:commit=") for f in flags)
+    assert seen == [tree], "version and commit come from one read of the tree"
+
+
 def test_post_release_and_no_rocm_version_extra():
     flags = ci_build.wheel_flags(args("dist_wheels", "--wheel-post-release=2", "--no-rocm-version-extra"))
     assert flags == ["--//wheel:kind=release", "--//wheel:post_release=2", "--no//wheel:rocm_version_extra"]
@@ -233,14 +245,14 @@ def test_given_wheel_version_wins_over_the_jax_tree(tmp_path):
 
 @pytest.mark.parametrize("line", ['_version = "0.11.0"\n', '_version: str = "0.11.0"\n'])
 def test_jax_tree_version_reads_version_py(tmp_path, line):
-    assert ci_build.jax_tree_version(jax_tree(tmp_path, line)) == "0.11.0"
+    assert ci_build.jax_tree_identity(jax_tree(tmp_path, line))[0] == "0.11.0"
 
 
 def test_jax_tree_version_is_none_without_a_version(tmp_path):
-    assert ci_build.jax_tree_version(None) is None
-    assert ci_build.jax_tree_version(jax_tree(tmp_path / "no_file", None)) is None
-    assert ci_build.jax_tree_version(jax_tree(tmp_path / "no_line", "version = 3\n")) is None
-    assert ci_build.jax_tree_version(CHECKOUT / "examples" / "jax") is None
+    assert ci_build.jax_tree_identity(None)[0] is None
+    assert ci_build.jax_tree_identity(jax_tree(tmp_path / "no_file", None))[0] is None
+    assert ci_build.jax_tree_identity(jax_tree(tmp_path / "no_line", "version = 3\n"))[0] is None
+    assert ci_build.jax_tree_identity(CHECKOUT / "examples" / "jax")[0] is None
 
 
 # --- least_compatible -----------------------------------------------------------------
