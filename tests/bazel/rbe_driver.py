@@ -10,6 +10,7 @@ on stdout; Bazel's own output goes to stderr.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -20,6 +21,7 @@ import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Iterator
 
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
@@ -95,14 +97,29 @@ def compare(local: Path, remote: Path) -> dict:
             "first_differences": differing[:20]}
 
 
+@contextlib.contextmanager
+def disposable_workspace(prefix: str, results: dict, given: Path | None = None) -> Iterator[tuple[Path, Path]]:
+    """(workspace, logs): a copy of this checkout (or `given`, already a copy) and a folder for the
+    outputs to compare. Afterwards the copy and its own output base are deleted, and the logs too
+    unless `results` records a "difference", which keeps them for a look."""
+    workspace = given or Path(tempfile.mkdtemp(prefix=f"{prefix}-ws-"))
+    logs = Path(tempfile.mkdtemp(prefix=f"{prefix}-logs-"))
+    try:
+        if given is None:
+            copy_workspace(workspace, CHECKOUT)
+        yield workspace, logs
+    finally:
+        subprocess.run(["bazel", "clean", "--expunge"], cwd=workspace, capture_output=True, timeout=BAZEL_TIMEOUT)
+        shutil.rmtree(workspace, ignore_errors=True)
+        if "difference" not in results:
+            shutil.rmtree(logs, ignore_errors=True)
+
+
 def main() -> int:
     remote = ["--config=rocm_rbe", f"--remote_executor={os.environ['JAX_ROCM_RBE_EXECUTOR']}",
               f"--remote_instance_name={os.environ['JAX_ROCM_RBE_INSTANCE']}"]
-    workspace = Path(tempfile.mkdtemp(prefix="jax-rocm-rbe-ws-"))
-    logs = Path(tempfile.mkdtemp(prefix="jax-rocm-rbe-logs-"))
     results: dict = {}
-    try:
-        copy_workspace(workspace, CHECKOUT)
+    with disposable_workspace("jax-rocm-rbe", results) as (workspace, logs):
         results["local"] = build(workspace, ["--config=rocm"], logs, "local")
         bazel(workspace, "clean")
         results["remote"] = build(workspace, remote, logs, "remote")
@@ -112,12 +129,6 @@ def main() -> int:
         if differ:
             results["difference"] = {"kept_in": str(logs),
                                      **{n: compare(logs / "local.so", logs / f"{n}.so") for n in differ}}
-    finally:
-        # Each copy has an output base of its own: do not leave it behind.
-        subprocess.run(["bazel", "clean", "--expunge"], cwd=workspace, capture_output=True, timeout=BAZEL_TIMEOUT)
-        shutil.rmtree(workspace, ignore_errors=True)
-        if "difference" not in results:
-            shutil.rmtree(logs, ignore_errors=True)
     print(json.dumps(results))
     return 0
 

@@ -33,9 +33,8 @@ from pathlib import Path
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from copy_workspace import copy_workspace  # noqa: E402
 from rbe_cluster import Cluster  # noqa: E402
-from rbe_driver import BAZEL_TIMEOUT, bazel, compare, processes_line, read_execution_log, sha256  # noqa: E402
+from rbe_driver import BAZEL_TIMEOUT, bazel, compare, disposable_workspace, processes_line, read_execution_log, sha256  # noqa: E402
 
 LIBRARY = "//tests/rocm/hip:libhip_kernels.so"
 LIBRARY_OUTPUT = "bazel-bin/tests/rocm/hip/libhip_kernels.so"
@@ -157,8 +156,6 @@ def probe_records(probe_dir: Path) -> list[dict]:
 
 def main(argv: list[str]) -> int:
     given = Path(argv[0]).resolve() if argv else None
-    workspace = given or Path(tempfile.mkdtemp(prefix="jax-rocm-dyn-ws-"))
-    logs = Path(tempfile.mkdtemp(prefix="jax-rocm-dyn-logs-"))
     # Below /var/tmp, which --config=ci_single_gpu makes writable in Bazel's sandbox.
     scratch = Path(tempfile.mkdtemp(prefix="jax-rocm-dyn-", dir="/var/tmp"))
     gate_dir, probe_dir, lock_dir = scratch / "gate", scratch / "probe", scratch / "locks"
@@ -169,78 +166,72 @@ def main(argv: list[str]) -> int:
     common = [AMDGPU_TARGETS, f"--sandbox_writable_path={scratch}", "--test_env=JAX_ROCM_SLOT_PROBE_SECONDS=1",
               f"--test_env=JAX_ROCM_SLOT_PROBE_DIR={probe_dir}"]
     try:
-        if given is None:
-            copy_workspace(workspace, CHECKOUT)
-        with open(workspace / GATE_PACKAGE / "BUILD.bazel", "a") as build_file:
-            build_file.write(gate_build_file(gate_dir))
+        with disposable_workspace("jax-rocm-dyn", results, given) as (workspace, logs):
+            with open(workspace / GATE_PACKAGE / "BUILD.bazel", "a") as build_file:
+                build_file.write(gate_build_file(gate_dir))
 
-        # Reference: a local build of everything (the gate already open).
-        (gate_dir / "go").touch()
-        log = logs / "reference.json"
-        bazel(workspace, "test", "--config=rocm", "--config=ci_single_gpu", *common, f"--execution_log_json_file={log}",
-              LIBRARY, GATED, *TESTS, env=test_env)
-        for name, output in (("reference", LIBRARY_OUTPUT), ("reference_gated", GATED_OUTPUT)):
-            shutil.copy(workspace / output, logs / f"{name}.so")
-        results["reference"] = {"sha256": sha256(logs / "reference.so"), "gated_sha256": sha256(logs / "reference_gated.so")}
-        for p in [*probe_dir.iterdir(), gate_dir / "started"]:
-            p.unlink()
-        bazel(workspace, "clean")
-
-        with Cluster(jobs=os.cpu_count() or 1) as cluster:
-            remote = ["--config=rocm_rbe_dynamic", f"--remote_executor={cluster.env['JAX_ROCM_RBE_EXECUTOR']}",
-                      f"--remote_instance_name={cluster.env['JAX_ROCM_RBE_INSTANCE']}"]
-
-            # Race: the HIP library and the tests, GPU tests under ci_single_gpu's slots.
-            log = logs / "race.json"
-            stderr = bazel(workspace, "test", *remote, "--config=ci_single_gpu", *common, FORCE_SIDES,
-                           f"--execution_log_json_file={log}", LIBRARY, *TESTS, env=test_env)
-            shutil.copy(workspace / LIBRARY_OUTPUT, logs / "race.so")
-            results["race"] = {**summary(stderr, log), "sha256": sha256(logs / "race.so"),
-                               "probes": probe_records(probe_dir)}
+            # Reference: a local build of everything (the gate already open).
+            (gate_dir / "go").touch()
+            log = logs / "reference.json"
+            bazel(workspace, "test", "--config=rocm", "--config=ci_single_gpu", *common, f"--execution_log_json_file={log}",
+                  LIBRARY, GATED, *TESTS, env=test_env)
+            for name, output in (("reference", LIBRARY_OUTPUT), ("reference_gated", GATED_OUTPUT)):
+                shutil.copy(workspace / output, logs / f"{name}.so")
+            results["reference"] = {"sha256": sha256(logs / "reference.so"), "gated_sha256": sha256(logs / "reference_gated.so")}
+            for p in [*probe_dir.iterdir(), gate_dir / "started"]:
+                p.unlink()
             bazel(workspace, "clean")
 
-            # Stop: the cluster goes away while the gate holds the build.
-            (gate_dir / "go").unlink()
-            log = logs / "stop.json"
-            argv = ["bazel", "build", *remote, *common, f"--execution_log_json_file={log}", GATED, AFTER]
-            print(f"rbe_dynamic_driver: {' '.join(argv)}", file=sys.stderr, flush=True)
-            with open(logs / "stop.stderr", "w+") as err:
-                proc = subprocess.Popen(argv, cwd=workspace, stdout=subprocess.DEVNULL, stderr=err, env=test_env)
-                try:
-                    wait_for(gate_dir / "started", proc, "the gate started")
-                    print("rbe_dynamic_driver: the gate holds the build; stopping the cluster", file=sys.stderr, flush=True)
-                    cluster.stop(failed=False)
-                    (gate_dir / "go").touch()
-                    rc = proc.wait(timeout=BAZEL_TIMEOUT)
-                finally:
-                    if proc.poll() is None:
-                        proc.kill()
-                        proc.wait()
-                err.seek(0)
-                stderr = err.read()
-            sys.stderr.write(stderr)
-            results["stop"] = {"returncode": rc, **summary(stderr, log),
-                               "remote_errors": sorted({line.strip()[:300] for line in stderr.splitlines()
-                                                        if "UNAVAILABLE" in line or "Connection refused" in line})[:10]}
-            if rc == 0:
-                shutil.copy(workspace / GATED_OUTPUT, logs / "stop_gated.so")
-                results["stop"]["gated_sha256"] = sha256(logs / "stop_gated.so")
-                results["stop"]["after"] = (workspace / f"bazel-bin/{GATE_PACKAGE}/after_gate.txt").read_text().strip()
+            with Cluster(jobs=os.cpu_count() or 1) as cluster:
+                remote = ["--config=rocm_rbe_dynamic", f"--remote_executor={cluster.env['JAX_ROCM_RBE_EXECUTOR']}",
+                          f"--remote_instance_name={cluster.env['JAX_ROCM_RBE_INSTANCE']}"]
 
-        differ = {}
-        if results["race"]["sha256"] != results["reference"]["sha256"]:
-            differ["race"] = compare(logs / "reference.so", logs / "race.so")
-        if results["stop"].get("gated_sha256") not in (None, results["reference"]["gated_sha256"]):
-            differ["stop"] = compare(logs / "reference_gated.so", logs / "stop_gated.so")
-        if differ:
-            results["difference"] = {"kept_in": str(logs), **differ}
+                # Race: the HIP library and the tests, GPU tests under ci_single_gpu's slots.
+                log = logs / "race.json"
+                stderr = bazel(workspace, "test", *remote, "--config=ci_single_gpu", *common, FORCE_SIDES,
+                               f"--execution_log_json_file={log}", LIBRARY, *TESTS, env=test_env)
+                shutil.copy(workspace / LIBRARY_OUTPUT, logs / "race.so")
+                results["race"] = {**summary(stderr, log), "sha256": sha256(logs / "race.so"),
+                                   "probes": probe_records(probe_dir)}
+                bazel(workspace, "clean")
+
+                # Stop: the cluster goes away while the gate holds the build.
+                (gate_dir / "go").unlink()
+                log = logs / "stop.json"
+                argv = ["bazel", "build", *remote, *common, f"--execution_log_json_file={log}", GATED, AFTER]
+                print(f"rbe_dynamic_driver: {' '.join(argv)}", file=sys.stderr, flush=True)
+                with open(logs / "stop.stderr", "w+") as err:
+                    proc = subprocess.Popen(argv, cwd=workspace, stdout=subprocess.DEVNULL, stderr=err, env=test_env)
+                    try:
+                        wait_for(gate_dir / "started", proc, "the gate started")
+                        print("rbe_dynamic_driver: the gate holds the build; stopping the cluster", file=sys.stderr, flush=True)
+                        cluster.stop(failed=False)
+                        (gate_dir / "go").touch()
+                        rc = proc.wait(timeout=BAZEL_TIMEOUT)
+                    finally:
+                        if proc.poll() is None:
+                            proc.kill()
+                            proc.wait()
+                    err.seek(0)
+                    stderr = err.read()
+                sys.stderr.write(stderr)
+                results["stop"] = {"returncode": rc, **summary(stderr, log),
+                                   "remote_errors": sorted({line.strip()[:300] for line in stderr.splitlines()
+                                                            if "UNAVAILABLE" in line or "Connection refused" in line})[:10]}
+                if rc == 0:
+                    shutil.copy(workspace / GATED_OUTPUT, logs / "stop_gated.so")
+                    results["stop"]["gated_sha256"] = sha256(logs / "stop_gated.so")
+                    results["stop"]["after"] = (workspace / f"bazel-bin/{GATE_PACKAGE}/after_gate.txt").read_text().strip()
+
+            differ = {}
+            if results["race"]["sha256"] != results["reference"]["sha256"]:
+                differ["race"] = compare(logs / "reference.so", logs / "race.so")
+            if results["stop"].get("gated_sha256") not in (None, results["reference"]["gated_sha256"]):
+                differ["stop"] = compare(logs / "reference_gated.so", logs / "stop_gated.so")
+            if differ:
+                results["difference"] = {"kept_in": str(logs), **differ}
     finally:
-        # Each copy has an output base of its own: do not leave it behind.
-        subprocess.run(["bazel", "clean", "--expunge"], cwd=workspace, capture_output=True, timeout=BAZEL_TIMEOUT)
-        shutil.rmtree(workspace, ignore_errors=True)
         shutil.rmtree(scratch, ignore_errors=True)
-        if "difference" not in results:
-            shutil.rmtree(logs, ignore_errors=True)
     print(json.dumps(results))
     return 0
 
