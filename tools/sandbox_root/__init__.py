@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sys
 
+
 class SandboxError(Exception):
     """A one-line, actionable failure; printed without a traceback."""
 
