@@ -88,20 +88,13 @@ def test_collect_garbage_keeps_roots_in_use(tmp_path):
     keep = fake_root(paths, layers.PROFILES["minimal"])
     old = paths.sandbox / "root-old"
     old.mkdir()
-    paths.sandbox.mkdir(parents=True, exist_ok=True)
-    # --close: flock(1) itself holds the lock, so killing it releases the lock.
-    holder = subprocess.Popen(["flock", "--shared", "--close", str(paths.use_lock), "sleep", "30"])
-    try:
-        deadline = time.monotonic() + 10
-        while (fd := cache.try_flock_exclusive(paths.use_lock)) is not None:  # until flock(1) holds it
-            os.close(fd)
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+    # The shared lock a running sandbox command holds, taken on its own open file
+    # description exactly as `run` takes it: flock(2) locks of two descriptions
+    # conflict even within one process, and releasing it is synchronous (no
+    # child process whose exit the test would have to wait for).
+    with cache.flock(paths.use_lock, exclusive=False, waiting_msg="unexpected wait"):
         build.collect_garbage(paths, keep=keep)
         assert old.is_dir(), "a root a running command may use must survive"
-    finally:
-        holder.kill()
-        holder.wait()
     build.collect_garbage(paths, keep=keep)
     assert not old.exists()
 

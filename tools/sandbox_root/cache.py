@@ -15,6 +15,7 @@ from typing import Iterator
 
 from sandbox_root import log
 
+
 @dataclasses.dataclass(frozen=True)
 class Paths:
     cache: Path  # ${XDG_CACHE_HOME:-~/.cache}/jax-rocm-build
