@@ -18,7 +18,7 @@ pytestmark = pytest.mark.bazel
 XLA_ROCM_TARGETS = {
     "rocm_headers", "rocm_config", "hip", "hip_runtime", "rocblas", "hipblas", "hipblaslt", "hipsolver",
     "rocsolver", "hipsparse", "miopen", "rccl", "hipfft", "hiprand", "roctracer", "rocprim", "rocm_rpath",
-    "toolchain_data", "rocminfo", "build_defs_bzl",
+    "toolchain_data", "rocminfo", "build_defs_bzl", "rocm_smi", "rocprofiler_sdk", "using_hipcc", "linux_x64",
 }
 XLA_NAMES_TEST = "//tests/rocm/xla_names:xla_names_test"
 
@@ -46,6 +46,7 @@ def test_xla_build_defs_and_include_paths_on_debian_rocm(in_sandbox):
     result = in_sandbox("bazel", "test", "--config=rocm", "--config=gfx942", "--test_output=all", XLA_NAMES_TEST)
     out = result.stdout + result.stderr
     check_xla_names_output(out, 70204)
+    assert "get_rbe_amdgpu_pool linux_x64_gpu,linux_x64_multigpu using_hipcc 0" in out, out[-2000:]
     assert "TF_ROCM_TOOLKIT_PATH /usr" in out and "rocm_hipblaslt 1" in out
     assert re.search(r"rocm_gpu_architectures gfx908,gfx90a,gfx942,gfx950,", out)
     # JAX's own use: vendor.h includes these through XLA's paths; build one library of each.
@@ -61,3 +62,25 @@ def test_a_library_the_toolkit_lacks_fails_naming_the_package(in_sandbox):
     assert result.returncode != 0
     assert re.search(r"rocm:roctracer: the ROCm this build uses \(multiarch at /usr\) has no roctracer .*Install "
                      r"libroctracer-dev", result.stderr), result.stderr[-2000:]
+
+
+def test_xla_rbe_settings_and_crosstool_flags(in_sandbox):
+    """XLA's remote-execution variables reach //rocm:linux_x64 and get_rbe_amdgpu_pool, and the
+    flags of XLA's and JAX's rocm bazelrc configs (--crosstool_top, --extra_toolchains,
+    --define=using_rocm_hipcc=true) are accepted and select what they name."""
+    flags = ["--config=rocm", "--config=gfx942", "--repo_env=TF_ROCM_RBE_POOL=pool-a",
+             "--repo_env=TF_ROCM_RBE_DOCKER_IMAGE=registry.example/rocm:7.2", "--repo_env=TF_ROCM_RBE_SINGLE_GPU_POOL=one-gpu"]
+    platform = in_sandbox("bazel", "query", *flags, "--output=build", "@local_config_rocm//rocm:linux_x64").stdout
+    assert '"Pool": "pool-a"' in platform and '"container-image": "docker://registry.example/rocm:7.2"' in platform, platform
+    result = in_sandbox("bazel", "test", *flags, "--crosstool_top=@local_config_rocm//crosstool:toolchain",
+                        "--extra_toolchains=@local_config_rocm//crosstool:toolchain-linux-x86_64",
+                        "--define=using_rocm_hipcc=true", "--test_output=all", XLA_NAMES_TEST)
+    out = result.stdout + result.stderr
+    assert "get_rbe_amdgpu_pool one-gpu,linux_x64_multigpu using_hipcc 1" in out, out[-2000:]
+
+
+def test_xla_profiler_and_smi_libraries_fail_naming_their_packages(in_sandbox):
+    # Debian's ROCm in the sandbox has neither rocm_smi's headers nor rocprofiler-sdk.
+    for target, package in (("rocm_smi", "librocm-smi-dev"), ("rocprofiler_sdk", "rocprofiler-sdk-dev")):
+        result = in_sandbox("bazel", "build", "--config=rocm", f"@local_config_rocm//rocm:{target}", check=False)
+        assert result.returncode != 0 and f"Install {package}" in result.stderr, result.stderr[-2000:]

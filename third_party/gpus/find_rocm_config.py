@@ -192,6 +192,9 @@ LIBRARIES = (
     LibrarySpec("rocsolver", "rocsolver/rocsolver.h", "librocsolver", "rocsolver", "rocsolver/rocsolver-version.h", "ROCSOLVER_VERSION"),
     LibrarySpec("rocsparse", "rocsparse/rocsparse.h", "librocsparse", "rocsparse", "rocsparse/rocsparse-version.h", "ROCSPARSE_VERSION"),
     LibrarySpec("hipsparselt", "hipsparselt/hipsparselt.h", "libhipsparselt", "hipsparselt", "hipsparselt/hipsparselt-version.h", "hipsparseltVersion"),
+    # XLA's GPU runtime and profiler link these (@local_config_rocm//rocm:rocm_smi, :rocprofiler_sdk).
+    LibrarySpec("rocm_smi", "rocm_smi/rocm_smi.h", "librocm_smi64", "rocm_smi"),
+    LibrarySpec("rocprofiler-sdk", "rocprofiler-sdk/rocprofiler.h", "librocprofiler-sdk", "rocprofiler-sdk"),
 )
 
 # The Debian/Ubuntu package with each library's headers: what a build that needs a
@@ -203,6 +206,9 @@ DEBIAN_DEV_PACKAGES = {
     "hipsparse": "libhipsparse-dev", "hiprand": "libhiprand-dev", "rocrand": "librocrand-dev",
     "rocprim": "librocprim-dev", "hipcub": "libhipcub-dev", "roctracer": "libroctracer-dev",
     "rocsolver": "librocsolver-dev", "rocsparse": "librocsparse-dev", "hipsparselt": "libhipsparselt-dev",
+    "rocm_smi": "librocm-smi-dev",
+    # Debian does not package rocprofiler-sdk: AMD's packages and TheRock's tarballs have it.
+    "rocprofiler-sdk": "rocprofiler-sdk-dev (from AMD's repository; Debian has none)",
 }
 
 

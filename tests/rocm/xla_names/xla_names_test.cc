@@ -11,6 +11,7 @@ int main() {
   std::printf("rocm_gpu_architectures %s\n", BUILD_DEFS_ARCHS);
   std::printf("is_rocm_configured %d rocm_hipblaslt %d select_threshold %d\n", BUILD_DEFS_CONFIGURED,
               BUILD_DEFS_HIPBLASLT, BUILD_DEFS_THRESHOLD);
+  std::printf("get_rbe_amdgpu_pool %s using_hipcc %d\n", BUILD_DEFS_POOLS, USING_HIPCC);
 #if defined(ROCM_COPTS_OPTS) && defined(IF_ROCM)
   std::printf("rocm_copts and if_rocm applied\n");
 #endif

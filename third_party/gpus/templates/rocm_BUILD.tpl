@@ -50,4 +50,4 @@ filegroup(
     name = "toolchain_data",
     srcs = %{toolchain_data},
 )
-%{rocminfo}%{missing}
+%{rocminfo}%{missing}%{xla_settings}

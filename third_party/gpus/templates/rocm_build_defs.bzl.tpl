@@ -51,6 +51,10 @@ def rocm_hipblaslt():
 def if_rocm_hipblaslt(x):
     return select({"//conditions:default": x if rocm_hipblaslt() else []})
 
+def get_rbe_amdgpu_pool(is_single_gpu = False):
+    """The remote-execution pool of GPU tests (TF_ROCM_RBE_SINGLE_GPU_POOL / _MULTI_GPU_POOL, XLA's defaults)."""
+    return %{single_gpu_rbe_pool} if is_single_gpu else %{multi_gpu_rbe_pool}
+
 def rocm_library(**kwargs):
     """HIP sources compiled for --//rocm:amdgpu_targets (this project's rocm_library rule)."""
     _rocm_library(**kwargs)

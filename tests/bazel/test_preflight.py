@@ -1,0 +1,78 @@
+"""`ci_build preflight --names-only`: every @local_config_rocm name a tree uses, asked of Bazel.
+
+On a small tree of the test's own making (always), and on real XLA and JAX trees where
+JAX_ROCM_TEST_XLA_TREE / JAX_ROCM_TEST_JAX_TREE name them (a checkout, or for JAX an
+archive too); skipped otherwise, naming the variable.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CHECKOUT
+
+pytestmark = pytest.mark.bazel
+
+CI_BUILD = [sys.executable, str(CHECKOUT / "build" / "ci_build")]
+
+
+def preflight(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(CI_BUILD + ["preflight", "--names-only", *args], cwd=CHECKOUT, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL)
+
+
+def real_tree(variable: str) -> Path:
+    value = os.environ.get(variable)
+    if not value:
+        pytest.skip(f"{variable} is not set: point it at a real tree to run this test")
+    return Path(value)
+
+
+def test_a_tree_naming_what_we_lack_gets_one_line_per_name(tmp_path, sandbox_root):
+    tree = tmp_path / "xla"
+    (tree / "xla" / "gpu").mkdir(parents=True)
+    (tree / "xla" / "gpu" / "BUILD").write_text(
+        'load("@local_config_rocm//rocm:build_defs.bzl", "if_rocm", "rocm_library", "if_rocm_next_year")\n'
+        'cc_library(name = "a", deps = ["@local_config_rocm//rocm:hipblas", "@local_config_rocm//rocm:rocm_quantum"])\n')
+    (tree / ".bazelrc").write_text("build:rocm --@local_config_rocm//rocm:using_hipcc\n"
+                                   "build:rocm --extra_toolchains=@local_config_rocm//hipcc:toolchain\n")
+    t0 = time.monotonic()
+    result = preflight(f"--xla-source-dir={tree}")
+    took = time.monotonic() - t0
+    assert result.returncode == 1, result.stderr
+    lines = [line.removeprefix("ci_build preflight: ") for line in result.stderr.splitlines() if "missing" in line]
+    assert lines[:3] == [
+        "missing target @local_config_rocm//hipcc:toolchain (first used in xla/.bazelrc:2)",
+        "missing target @local_config_rocm//rocm:rocm_quantum (first used in xla/xla/gpu/BUILD:2)",
+        "missing symbol if_rocm_next_year of @local_config_rocm//rocm:build_defs.bzl (first used in xla/xla/gpu/BUILD:1)",
+    ], result.stderr
+    assert "lacks 3 of the 8 names" in result.stderr
+    assert not list((CHECKOUT / "build" / "preflight_probe").glob("*")), "the probe packages are left behind"
+    assert took < 120, f"the pre-flight took {took:.0f} s"
+
+
+def test_a_tree_using_only_what_we_answer_passes(tmp_path, sandbox_root):
+    tree = tmp_path / "jax"
+    (tree / "jaxlib" / "rocm").mkdir(parents=True)
+    (tree / "jaxlib" / "rocm" / "BUILD").write_text(
+        'load("@local_config_rocm//rocm:build_defs.bzl", "if_rocm_is_configured", "rocm_library")\n'
+        'x = ["@local_config_rocm//rocm:rocm_headers", "@local_config_rocm//rocm:hipsolver", "@local_config_rocm//rocm:hip_runtime"]\n')
+    result = preflight(f"--jax-source-dir={tree}")
+    assert result.returncode == 0, result.stderr
+    assert "answers all 6 names" in result.stderr
+
+
+@pytest.mark.parametrize("variables", [("JAX_ROCM_TEST_XLA_TREE",), ("JAX_ROCM_TEST_JAX_TREE",),
+                                       ("JAX_ROCM_TEST_XLA_TREE", "JAX_ROCM_TEST_JAX_TREE")], ids=["xla", "jax", "both"])
+def test_real_trees_need_nothing_we_lack(variables, sandbox_root):
+    trees = {v: real_tree(v) for v in variables}
+    flags = [f"--{'xla' if 'XLA' in v else 'jax'}-source-dir={path}" for v, path in trees.items()]
+    result = preflight(*flags)
+    assert result.returncode == 0, result.stderr
+    assert "@local_config_rocm answers all" in result.stderr
