@@ -64,9 +64,16 @@ ROCM_DOCS_COMMAND = ["--compiler=clang", "--python-versions=3.12", "--rocm-versi
                      "dist_wheels"]
 
 
+# Values of the options whose values are checked as they are parsed (build/ci_inputs.py).
+CHECKED_SAMPLES = {"amdgpu_targets": "gfx942,gfx950", "therock_sha256": "ab" * 32, "rocm_version": "7.2.4",
+                   "python_versions": "3.11,3.14"}
+
+
 def sample(option) -> tuple[list[str], object]:
     """(argv words giving `option` a value other than its default, the value parsed)."""
     kwargs = option.kwargs
+    if option.dest in CHECKED_SAMPLES:
+        return [option.flags[0], CHECKED_SAMPLES[option.dest]], CHECKED_SAMPLES[option.dest]
     if kwargs.get("action") == "store_true":
         return [option.flags[0]], True
     if kwargs.get("type") is int:

@@ -1,0 +1,132 @@
+"""build/ci_inputs.py: every flag value and input path ci_build can check before a build, and its one-line error."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import sys
+import tarfile
+
+import pytest
+
+import ci_inputs as ci
+from tests.conftest import CHECKOUT, load_module
+
+pytestmark = pytest.mark.unit
+
+CI_BUILD = load_module("ci_build_for_inputs", CHECKOUT / "build" / "ci_build")
+
+
+@pytest.mark.parametrize("value", ["7.2.4", "7.2", "10.0.0", "7.10.0a20251120", "7.13.0rc1"])
+def test_rocm_versions_toolkits_use(value):
+    assert ci.rocm_version(value) == value
+
+
+@pytest.mark.parametrize("value", ["banana", "7", "7.2.4.", "v7.2.4", "7.2.4 "])
+def test_not_a_rocm_version(value):
+    with pytest.raises(ci.InputError, match=r"--rocm-version=.* is not a ROCm release: give it as X\.Y\.Z"):
+        ci.rocm_version(value)
+
+
+def test_targets_empty_repeated_or_misspelt():
+    assert ci.amdgpu_targets("gfx942, gfx90a:xnack+,gfx9-4-generic") == "gfx942,gfx90a:xnack+,gfx9-4-generic"
+    with pytest.raises(ci.InputError, match="--amdgpu-targets= is empty"):
+        ci.amdgpu_targets("")
+    with pytest.raises(ci.InputError, match="names gfx942 more than once"):
+        ci.amdgpu_targets("gfx942,gfx950,gfx942")
+    with pytest.raises(ci.InputError, match="GFX942 is not a target name; did you mean gfx942"):
+        ci.amdgpu_targets("GFX942")
+    with pytest.raises(ci.InputError, match="has an empty item"):
+        ci.amdgpu_targets("gfx942,,gfx950")
+    with pytest.raises(ci.InputError, match="mi300 is not an amdgpu target"):
+        ci.amdgpu_targets("mi300")
+
+
+def test_python_versions_and_sha256():
+    assert ci.python_versions("3.11,3.14") == "3.11,3.14"
+    with pytest.raises(ci.InputError, match="names 3.11 more than once"):
+        ci.python_versions("3.11,3.11")
+    with pytest.raises(ci.InputError, match="python3.11 is not a Python version"):
+        ci.python_versions("python3.11")
+    assert ci.sha256("AB" * 32) == "ab" * 32
+    with pytest.raises(ci.InputError, match="banana is not a sha256"):
+        ci.sha256("banana")
+
+
+def test_output_dir_a_file_a_missing_folder_and_an_unwritable_one(tmp_path):
+    assert ci.output_dir(tmp_path / "new" / "dist") == tmp_path / "new" / "dist"
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ci.InputError, match="is a file, not a folder"):
+        ci.output_dir(tmp_path / "file")
+    with pytest.raises(ci.InputError, match="file, so the folder cannot be made there"):
+        ci.output_dir(tmp_path / "file" / "dist")
+
+
+def test_output_dir_not_writable(tmp_path, monkeypatch):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    # root may write anywhere: ask os.access as a user whom the mode denies would.
+    monkeypatch.setattr(ci.os, "access", lambda path, mode: os.stat(path).st_mode & 0o200 != 0)
+    with pytest.raises(ci.InputError, match="not writable by this user"):
+        ci.output_dir(locked / "dist")
+
+
+def test_a_truncated_archive_is_refused_before_the_build(tmp_path):
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w") as tar:
+        blob = os.urandom(200_000)
+        info = tarfile.TarInfo("jax/jaxlib/big.bin")
+        info.size = len(blob)
+        tar.addfile(info, io.BytesIO(blob))
+    whole = gzip.compress(data.getvalue())
+    good, cut = tmp_path / "jax.tar.gz", tmp_path / "cut.tar.gz"
+    good.write_bytes(whole)
+    cut.write_bytes(whole[: len(whole) // 2])
+    ci.complete_archive("--jax-source-dir", good)
+    with pytest.raises(ci.InputError, match=r"--jax-source-dir=.*cut.tar.gz is not a complete archive \(EOFError"):
+        ci.complete_archive("--jax-source-dir", cut)
+
+
+def test_version_agreement():
+    assert ci.version_agrees("7.2.4", ["7.2.4"])
+    assert ci.version_agrees("7.2", [None, "7.2.4"])
+    assert ci.version_agrees("7.10.0", ["7.10.0a20251120"])
+    assert not ci.version_agrees("7.2", ["7.20.1"])
+    assert not ci.version_agrees("7.2.4", ["7.2.40"])
+    assert not ci.version_agrees("7.9.9", ["7.2.4", None])
+
+
+def test_ci_build_says_one_line_and_exits_2_for_a_bad_value(capsys):
+    assert CI_BUILD.main(["dist_wheels", "--rocm-version=banana"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("ci_build: --rocm-version=banana is not a ROCm release")
+
+
+def test_output_dir_is_checked_before_the_sandbox_starts(tmp_path, capsys, monkeypatch):
+    (tmp_path / "dist").write_text("")
+    ran = []
+    monkeypatch.setattr(CI_BUILD, "run", lambda cmd, dry_run: ran.append(cmd) or 0)
+    assert CI_BUILD.main(["--sources=examples", "dist_wheels", f"--output-dir={tmp_path / 'dist'}"]) == 2
+    assert ran == [] and "is a file, not a folder" in capsys.readouterr().err
+
+
+def test_wheels_reach_the_output_dir_whole_and_nothing_else_is_left(tmp_path):
+    built = tmp_path / "bazel-bin"
+    built.mkdir()
+    wheels = []
+    for name in ("a-1-py3-none-any.whl", "b-1-py3-none-any.whl"):
+        (built / name).write_bytes(name.encode() * 1000)
+        wheels.append(built / name)
+    out = tmp_path / "dist"
+    assert CI_BUILD.collect_wheels(wheels, out) == [out / w.name for w in wheels]
+    assert sorted(p.name for p in out.iterdir()) == ["a-1-py3-none-any.whl", "b-1-py3-none-any.whl"]
+
+
+def test_interrupt_is_one_line_and_130(capsys, monkeypatch):
+    def interrupted(args):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(sys, "argv", ["ci_build"])
+    monkeypatch.setattr(CI_BUILD, "parse_args", lambda argv=None: type("A", (), {"fn": staticmethod(interrupted)})())
+    assert CI_BUILD.main([]) == 130
+    assert capsys.readouterr().err == "ci_build: interrupted; no partial wheel was written (run it again to go on)\n"
