@@ -22,6 +22,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
 REPOSITORY = "local_config_rocm"
+# rules_ml_toolchain's description of a ROCm toolkit: full mode (full/MODULE.bazel) points it
+# at the same repository, so a name used through it must be answered too.
+ALSO_ANSWERED_AS = ("config_rocm_hipcc",)
+_NAMES = "(?:" + "|".join((REPOSITORY,) + ALSO_ANSWERED_AS) + ")"
 
 # Bazel's files that name other repositories' targets (what loads and analyses them).
 BUILD_FILE_NAMES = frozenset({"BUILD", "BUILD.bazel"})
@@ -32,7 +36,7 @@ SKIPPED_DIRS = frozenset({".git", ".github", "node_modules"})
 # A label of the repository, as text: `@local_config_rocm//pkg:name`, `@local_config_rocm//pkg`,
 # `@@local_config_rocm//...`. A label built by string formatting ("...//rocm:%s") ends at
 # the `%` and is left out (an empty target name).
-_LABEL = re.compile(r"@@?" + REPOSITORY + r"//([A-Za-z0-9_./+-]*)(?::([A-Za-z0-9_./+,@~-]*))?")
+_LABEL = re.compile(r"@@?" + _NAMES + r"//([A-Za-z0-9_./+-]*)(?::([A-Za-z0-9_./+,@~-]*))?")
 # load("<label>", "a", b = "c", ...): Starlark allows nothing but string literals and
 # keyword=string here, so its arguments are read without a parser.
 _LOAD = re.compile(r"\bload\(\s*([\"'])(.*?)\1\s*,(.*?)\)", re.DOTALL)
@@ -82,10 +86,10 @@ def scan_text(text: str, file: str) -> list[Use]:
             uses.append(Use("label", label, file, text.count("\n", 0, match.start()) + 1))
     for match in _LOAD.finditer(text):
         module = match.group(2)
-        if not re.match(r"@@?" + REPOSITORY + "//", module):
+        repository = re.match(r"@@?" + _NAMES + "//", module)
+        if not repository:
             continue
-        module = module.lstrip("@")
-        module = "@" + module if module.startswith(REPOSITORY) else module
+        module = f"@{REPOSITORY}//" + module[repository.end():]
         line = text.count("\n", 0, match.start()) + 1
         for arg in _LOAD_ARG.finditer(match.group(3)):
             uses.append(Use("symbol", f"{module}%{arg.group(3)}", file, line))

@@ -135,3 +135,10 @@ def test_report_names_each_missing_one_and_where_it_is_first_used():
         "missing target @local_config_rocm//rocm:miopen (first used in xla/BUILD:7)",
         "missing symbol rocm_library of @local_config_rocm//rocm:build_defs.bzl (first used in xla/BUILD:1)",
     ]
+
+
+def test_rules_ml_toolchains_name_for_the_repository_is_answered_by_ours_too():
+    text = 'load("@config_rocm_hipcc//rocm:build_defs.bzl", "hipcc_config")\nx = "@config_rocm_hipcc//rocm:rocm_root"\n'
+    assert {u.name for u in pn.scan_text(text, "BUILD")} == {
+        "@local_config_rocm//rocm:build_defs.bzl%hipcc_config", "@local_config_rocm//rocm:build_defs.bzl",
+        "@local_config_rocm//rocm:rocm_root"}

@@ -77,7 +77,7 @@ _TOOLCHAIN = {
 }
 
 # Targets of //rocm besides one per library: XLA's names (its third_party/gpus/rocm/BUILD.tpl).
-_XLA_EXTRA_TARGETS = ["rocm_headers", "rocm_config", "hip_runtime", "rocm_rpath", "toolchain_data", "rocminfo"]
+_XLA_EXTRA_TARGETS = ["rocm_headers", "rocm_config", "hip_runtime", "rocm_rpath", "toolchain_data", "rocminfo", "rocm_root"]
 
 def _target_name(library):
     return library.replace("-", "_")
@@ -110,10 +110,30 @@ def _root_aliases():
 def _rbe_setting(rctx, name):
     return rctx.getenv(name, "").strip() or _RBE_POOL_DEFAULTS[name]
 
-def _write_rocm_build_defs(rctx, hipblaslt):
+def _hipcc_config(config):
+    """The fields of rules_ml_toolchain's hipcc_config() (its @config_rocm_hipcc, which full
+    mode replaces with this repository), for this toolkit; empty when none is configured."""
+    if not config:
+        return {"version_number": 0, "hipcc_path": "", "rocm_path": "", "rocm_root": "", "miopen_version": 0,
+                "hipruntime_version": 0, "clang_version": "", "lib_paths": []}
+    hip = [int(p) if p.isdigit() else 0 for p in (config["hip_version"] or "0.0.0").split(".")[:3]] + [0, 0, 0]
+    return {
+        "version_number": config["rocm_version_number"],
+        "hipcc_path": config.get("hipcc_path") or "",
+        "rocm_path": config["rocm_toolkit_path"],
+        "rocm_root": "rocm",
+        "miopen_version": _version_number((config["libraries"].get("miopen") or {}).get("version")),
+        # HIP_VERSION's encoding: 7.2.53211 -> 70253211.
+        "hipruntime_version": hip[0] * 10000000 + hip[1] * 100000 + hip[2],
+        "clang_version": config["clang_version"] or "",
+        "lib_paths": sorted({info["library_dir"]: True for info in config["libraries"].values() if info.get("library_dir")}.keys()),
+    }
+
+def _write_rocm_build_defs(rctx, hipblaslt, config = None):
     rctx.template("rocm/build_defs.bzl", _TEMPLATES["rocm_build_defs"], {
         "%{rocm_defs_bzl}": str(Label("//rocm:defs.bzl")),
         "%{hipblaslt}": repr(hipblaslt),
+        "%{hipcc_config}": repr(_hipcc_config(config)),
         "%{single_gpu_rbe_pool}": repr(_rbe_setting(rctx, "TF_ROCM_RBE_SINGLE_GPU_POOL")),
         "%{multi_gpu_rbe_pool}": repr(_rbe_setting(rctx, "TF_ROCM_RBE_MULTI_GPU_POOL")),
     })
@@ -289,7 +309,7 @@ def _rocm_configure_impl(rctx):
         "%{missing}": "".join(missing),
         "%{xla_settings}": _xla_settings(rctx),
     })
-    _write_rocm_build_defs(rctx, "hipblaslt" not in config["missing_libraries"])
+    _write_rocm_build_defs(rctx, "hipblaslt" not in config["missing_libraries"], config)
     rctx.template("BUILD.bazel", _TEMPLATES["build"], {
         "%{rocm_version}": config["rocm_version"],
         "%{layout}": config["layout"],

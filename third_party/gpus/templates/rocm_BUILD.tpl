@@ -50,4 +50,11 @@ filegroup(
     name = "toolchain_data",
     srcs = %{toolchain_data},
 )
+
+# rules_ml_toolchain's name (@config_rocm_hipcc//rocm:rocm_root) for the toolkit files its
+# HIP toolchain reads: here the same compiler and device libraries.
+filegroup(
+    name = "rocm_root",
+    srcs = [":toolchain_data"],
+)
 %{rocminfo}%{missing}%{xla_settings}

@@ -15,6 +15,7 @@ load(
     _rocm_version_number = "rocm_version_number",
 )
 load("%{rocm_defs_bzl}", _rocm_library = "rocm_library")
+load("@rules_cc//cc:defs.bzl", "cc_test")
 
 _HIPBLASLT = %{hipblaslt}
 
@@ -54,6 +55,23 @@ def if_rocm_hipblaslt(x):
 def get_rbe_amdgpu_pool(is_single_gpu = False):
     """The remote-execution pool of GPU tests (TF_ROCM_RBE_SINGLE_GPU_POOL / _MULTI_GPU_POOL, XLA's defaults)."""
     return %{single_gpu_rbe_pool} if is_single_gpu else %{multi_gpu_rbe_pool}
+
+def hipcc_config():
+    """The toolkit as rules_ml_toolchain's @config_rocm_hipcc describes it (full mode points
+    that repository here): gpu_architectures, version_number, hipcc_path, rocm_path, rocm_root,
+    miopen_version, hipruntime_version, clang_version, lib_paths."""
+    return struct(gpu_architectures = _rocm_gpu_architectures(), **%{hipcc_config})
+
+# rules_ml_toolchain's other name for it.
+rocm_config = hipcc_config
+
+def rocm_cc_test(copts = [], deps = [], **kwargs):
+    """A cc_test of host code over the HIP runtime (rules_ml_toolchain's name)."""
+    cc_test(
+        copts = copts + _if_rocm(["-D__HIP_PLATFORM_AMD__=1"]),
+        deps = deps + [Label("//rocm:hip_runtime")],
+        **kwargs
+    )
 
 def rocm_library(**kwargs):
     """HIP sources compiled for --//rocm:amdgpu_targets (this project's rocm_library rule)."""

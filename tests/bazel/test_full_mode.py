@@ -1,0 +1,107 @@
+"""Full mode (full/MODULE.bazel): upstream's module graph, with our ROCm in every module's view.
+
+Gated on real trees, skipped otherwise naming the variables: JAX_ROCM_TEST_REGISTRY (a
+checkout of the Bazel Central Registry, used as --registry=file://), JAX_ROCM_TEST_XLA_TREE
+(an XLA checkout: at JAX's pin or XLA main), and rules_ml_toolchain at its pin, either as
+the pinned archive in JAX_ROCM_TEST_DISTDIR (a GitHub commit archive reproduces byte for
+byte from a clone: git archive --prefix=rules_ml_toolchain-<commit>/ <commit> | gzip -n)
+or as a checkout in JAX_ROCM_TEST_TOOLCHAIN_TREE. Debian's Bazel runs offline without the
+sandbox's kernels-mode stand-ins (full/debian.bazelrc). Each level asserts what Bazel says:
+the graph resolves; xla, rules_ml_toolchain and this project's module map local_config_rocm
+(and config_rocm_hipcc) to ours; ours evaluates inside the graph, from Debian's ROCm and from
+a TheRock tarball, and rules_ml_toolchain's ROCm toolchain reads its facts from it. Loading
+XLA's own packages needs the source archives of its dependencies (README, "Full mode").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CHECKOUT, sandbox
+
+pytestmark = pytest.mark.bazel
+
+FULL = CHECKOUT / "full"
+OUR_ROCM = "jax_rocm_build~~rocm~local_config_rocm"
+
+
+def gated() -> dict[str, Path]:
+    env = {v: os.environ.get(v) for v in ("JAX_ROCM_TEST_REGISTRY", "JAX_ROCM_TEST_XLA_TREE")}
+    missing = [v for v, value in env.items() if not value]
+    toolchain = os.environ.get("JAX_ROCM_TEST_DISTDIR") or os.environ.get("JAX_ROCM_TEST_TOOLCHAIN_TREE")
+    if not toolchain:
+        missing.append("JAX_ROCM_TEST_DISTDIR or JAX_ROCM_TEST_TOOLCHAIN_TREE")
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not set: full mode needs a local registry, an XLA tree and rules_ml_toolchain")
+    return {v: Path(value) for v, value in env.items()}
+
+
+@pytest.fixture(scope="module")
+def full_bazel(sandbox_root):
+    trees = gated()
+    flags = [f"--registry=file://{trees['JAX_ROCM_TEST_REGISTRY']}", f"--override_module=xla={trees['JAX_ROCM_TEST_XLA_TREE']}"]
+    binds = [str(trees["JAX_ROCM_TEST_REGISTRY"]), str(trees["JAX_ROCM_TEST_XLA_TREE"])]
+    if os.environ.get("JAX_ROCM_TEST_DISTDIR"):
+        flags.append(f"--distdir={os.environ['JAX_ROCM_TEST_DISTDIR']}")
+        binds.append(os.environ["JAX_ROCM_TEST_DISTDIR"])
+    else:
+        flags.append(f"--override_module=rules_ml_toolchain={os.environ['JAX_ROCM_TEST_TOOLCHAIN_TREE']}")
+        binds.append(os.environ["JAX_ROCM_TEST_TOOLCHAIN_TREE"])
+    user_root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jax-rocm-build" / "bazel"
+
+    def run(command: str, *args: str, check: bool = True):
+        startup = ["/usr/bin/bazel", "--nosystem_rc", "--bazelrc=debian.bazelrc", f"--output_user_root={user_root}"]
+        bound = [a for b in binds for a in ("--bind", b)]
+        return sandbox("run", *bound, "--", *startup, command, *flags, *args, cwd=FULL, check=check)
+
+    return run
+
+
+def repo_mappings(full_bazel, *repos: str) -> list[dict]:
+    out = full_bazel("mod", "dump_repo_mapping", *repos).stdout
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def test_the_graph_resolves_and_every_module_sees_our_rocm(full_bazel):
+    root, xla, toolchain, ours = repo_mappings(full_bazel, "", "xla~", "rules_ml_toolchain~", "jax_rocm_build~")
+    assert root["local_config_rocm"] == OUR_ROCM and root["xla"] == "xla~"
+    assert xla["local_config_rocm"] == OUR_ROCM, xla.get("local_config_rocm")
+    assert toolchain["config_rocm_hipcc"] == OUR_ROCM, toolchain.get("config_rocm_hipcc")
+    # This project's @xla is the xla module of the graph, not the pinned archive of kernels mode.
+    assert ours["xla"] == "xla~" and ours["local_config_rocm"] == OUR_ROCM
+    # XLA's extensions are in use: its own repositories resolve through them.
+    assert xla["tsl"].startswith("xla~~tsl_extension~") and xla["llvm-project"].startswith("xla~~llvm_extension~")
+
+
+def hipcc_feature(full_bazel, *flags: str) -> str:
+    return full_bazel("query", "--config=rocm", *flags, "--output=build",
+                      "@rules_ml_toolchain//cc/impls/linux_x86_64_linux_x86_64_rocm:rocm_hipcc_feature").stdout
+
+
+def test_our_rocm_evaluates_in_the_graph_from_debian_rocm(full_bazel):
+    targets = full_bazel("query", "--config=rocm", "@local_config_rocm//rocm:all").stdout.split()
+    assert {"@local_config_rocm//rocm:hipsolver", "@local_config_rocm//rocm:rocm_root",
+            "@local_config_rocm//rocm:linux_x64"} <= set(targets)
+    # rules_ml_toolchain's ROCm toolchain reads the toolkit from our repository, not a download.
+    feature = hipcc_feature(full_bazel)
+    assert 'rocm_path = "/usr"' in feature and 'version = "70204"' in feature, feature
+    assert 'hipcc_path = "/usr/bin/hipcc"' in feature and 'rocm_toolkit = "@local_config_rocm//rocm:rocm_root"' in feature
+
+
+def test_our_rocm_evaluates_in_the_graph_from_a_therock_tarball(full_bazel, tmp_path):
+    from tests.bazel.test_rocm_configure import MAKE_TARBALL
+
+    tarball = tmp_path / "therock-dist-linux-gfx94X-dcgpu-7.2.4a20261122.tar.gz"
+    (tmp_path / "make.sh").write_text(MAKE_TARBALL)
+    sandbox("run", "--", "sh", str(tmp_path / "make.sh"), str(tarball))
+    digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    feature = hipcc_feature(full_bazel, f"--repo_env=THEROCK_URL=file://{tarball}", f"--repo_env=THEROCK_SHA256={digest}")
+    # The tarball's dist_info.json (gfx942;gfx950) narrows JAX's list; its root is the extracted toolkit.
+    assert 'amdgpu_targets = ["gfx942", "gfx950"]' in feature, feature
+    assert re.search(r'rocm_path = "/\S+/therock[^"]*"', feature) and 'version = "70204"' in feature, feature
