@@ -123,10 +123,12 @@ def test_wheels_reach_the_output_dir_whole_and_nothing_else_is_left(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["a-1-py3-none-any.whl", "b-1-py3-none-any.whl"]
 
 
-def test_interrupt_is_one_line_and_130(capsys, monkeypatch):
+def test_interrupt_is_one_line_and_130(capsys, monkeypatch, tmp_path):
     def interrupted(args):
         raise KeyboardInterrupt
     monkeypatch.setattr(sys, "argv", ["ci_build"])
-    monkeypatch.setattr(CI_BUILD, "parse_args", lambda argv=None: type("A", (), {"fn": staticmethod(interrupted)})())
+    fake = type("A", (), {"fn": staticmethod(interrupted), "dry_run": False, "command": "dist_wheels"})
+    monkeypatch.setattr(CI_BUILD, "CACHE", tmp_path)  # its lock file goes there
+    monkeypatch.setattr(CI_BUILD, "parse_args", lambda argv=None: fake())
     assert CI_BUILD.main([]) == 130
     assert capsys.readouterr().err == "ci_build: interrupted; no partial wheel was written (run it again to go on)\n"

@@ -1,0 +1,67 @@
+"""ci_build under faults: killed mid-build, and two runs of one checkout at once.
+
+Real processes, the real sandbox and Bazel: `ci_build doctor` starts a Bazel server in the
+sandbox, which is what a SIGKILL used to leave running and a second run used to lose.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import CHECKOUT
+
+pytestmark = pytest.mark.bazel
+
+DOCTOR = [sys.executable, str(CHECKOUT / "build" / "ci_build"), "doctor"]
+
+
+def processes_of_this_checkout() -> list[str]:
+    """Command lines of sandbox runs and Bazel processes started from this checkout."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if int(pid) != os.getpid() and ("sandbox.py run" in cmdline or "bazel" in cmdline) and str(CHECKOUT) in cmdline:
+            found.append(f"{pid}: {cmdline[:200]}")
+    return found
+
+
+def wait_for(predicate, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.5)
+    return predicate()
+
+
+def test_sigkill_leaves_nothing_running_and_the_next_run_succeeds(sandbox_root):
+    doctor = subprocess.Popen(DOCTOR, cwd=CHECKOUT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    # Bazel's server names itself bazel(<workspace>); warm, it then analyses for over 10 s more.
+    assert wait_for(lambda: any("bazel(" in p for p in processes_of_this_checkout()), 120), "Bazel's server never started"
+    doctor.send_signal(signal.SIGKILL)
+    doctor.wait()
+    # At once, not when the build would have ended anyway.
+    assert wait_for(lambda: not processes_of_this_checkout(), 3), processes_of_this_checkout()
+    again = subprocess.run(DOCTOR, cwd=CHECKOUT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+
+
+def test_two_runs_of_one_checkout_both_succeed_the_second_waiting(sandbox_root):
+    first = subprocess.Popen(DOCTOR, cwd=CHECKOUT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    second = subprocess.run(DOCTOR, cwd=CHECKOUT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900)
+    out, err = first.communicate(timeout=900)
+    assert first.returncode == 0, err[-3000:]
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert f"ci_build: waiting for ci_build doctor (pid {first.pid}" in second.stderr
