@@ -169,6 +169,15 @@ def test_therock_tarball_wrong_sha256_and_truncation_fail_cleanly(in_sandbox, th
     assert no_sha.returncode != 0 and "without THEROCK_SHA256" in no_sha.stderr
 
 
+def test_an_unreachable_therock_host_says_how_to_build_offline(in_sandbox, sandbox_root):
+    # .invalid never resolves (RFC 6761): the same answer as no network at all.
+    url = "https://therock.invalid/tarball/therock-dist-linux-gfx94X-dcgpu-7.2.4.tar.gz"
+    result = therock_build(in_sandbox, url, "ab" * 32, check=False)
+    assert result.returncode != 0
+    assert "the host therock.invalid cannot be reached from here (no network?)" in result.stderr, result.stderr[-2000:]
+    assert "--therock-path=FILE" in result.stderr and "--distdir=DIR" in result.stderr
+
+
 @pytest.mark.parametrize("kind", ["dotdot", "absolute", "symlink"])
 def test_therock_tarball_with_escaping_entries_is_refused(in_sandbox, therock_server, kind):
     archive = therock_server["www"] / f"evil-{kind}.tar.gz"

@@ -398,11 +398,12 @@ def _rocm_toolkit_archive_impl(rctx):
     family = family or therock_family(urls[0])
     archive = "archive" + _archive_suffix(urls[0])
     rctx.report_progress("Downloading TheRock toolkit %s" % urls[0])
-    rctx.download(urls, output = archive, sha256 = sha256)
-    rctx.report_progress("Extracting %s" % urls[0].split("/")[-1])
     python = rctx.which("python3")
     if not python:
         fail("rocm_toolkit_archive: python3 was not found on PATH; it extracts the tarball safely. Install Python 3.12 or newer.")
+    if not rctx.download(urls, output = archive, sha256 = sha256, allow_fail = True).success:
+        _explain_failed_download(rctx, python, urls[0], archive, sha256)
+    rctx.report_progress("Extracting %s" % urls[0].split("/")[-1])
     result = rctx.execute(
         [python, rctx.path(rctx.attr._extractor), "--archive", archive, "--output", "toolkit", "--strip-prefix", strip_prefix],
         timeout = 3600,
@@ -415,6 +416,20 @@ def _rocm_toolkit_archive_impl(rctx):
     if not strip_prefix and len(entries) == 1 and entries[0].is_dir:
         root = entries[0]  # a tarball with one top-level folder: that folder is the toolkit
     rctx.file("toolkit.json", json.encode({"root": str(root), "url": urls[0], "family": family}))
+
+def _explain_failed_download(rctx, python, url, archive, sha256):
+    """A download failed: without a network, say how to build offline; otherwise download
+    again without allow_fail, so that Bazel's own error (a wrong sha256 with the real one,
+    an HTTP status) is what the user reads."""
+    host = url.split("://", 1)[-1].split("/", 1)[0].split(":")[0] if url.startswith(("http://", "https://")) else ""
+    if host:
+        lookup = rctx.execute([python, "-c", "import socket, sys; socket.getaddrinfo(sys.argv[1], 443)", host], timeout = 30)
+        if lookup.return_code != 0:
+            fail(("rocm_toolkit_archive: cannot download %s: the host %s cannot be reached from here (no network?). " +
+                  "Download the tarball where there is a network and pass the file: build/ci_build --therock-path=FILE " +
+                  "(or --repo_env=THEROCK_URL=file:///path/%s with the same THEROCK_SHA256), or put it, under the " +
+                  "same name, in a folder given as --distdir=DIR.") % (url, host, url.split("/")[-1]))
+    rctx.download([url], output = archive, sha256 = sha256)
 
 rocm_toolkit_archive = repository_rule(
     implementation = _rocm_toolkit_archive_impl,
