@@ -215,7 +215,10 @@ def _rocm_configure_impl(rctx):
         args += ["--therock-family", family]
     result = rctx.execute(args, environment = {"ROCM_PATH": ""}, timeout = 300)
     if result.return_code != 0:
-        fail("rocm_configure: no usable ROCm from %s:\n%s" % (description, result.stderr.strip()))
+        hint = ""
+        if description.startswith("ROCM_PATH="):
+            hint = "\n(ROCM_PATH comes from --repo_env or the environment Bazel runs in: fix it, unset it (`unset ROCM_PATH`, or --repo_env=ROCM_PATH= to search the default places), or build with build/ci_build, which mounts it into the sandbox)"
+        fail("rocm_configure: no usable ROCm from %s:\n%s%s" % (description, result.stderr.strip(), hint))
     config = json.decode(result.stdout)
     targets = config["amdgpu_targets"]
     therock = config.get("therock") or {}
