@@ -25,3 +25,7 @@ def rocm_library(name, target_compatible_with = [], **kwargs):
         target_compatible_with = target_compatible_with + rocm_only(),
         **kwargs
     )
+
+# What a shipped .so depends on so that --@local_config_rocm//rocm:rocm_path_type decides
+# its RUNPATH (rocm/private/runpath.bzl): linkopts only.
+ROCM_RPATH = "@local_config_rocm//rocm:rocm_rpath"

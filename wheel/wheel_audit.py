@@ -13,7 +13,10 @@ What remains decides:
 * any other library outside the manylinux whitelist fails, naming it;
 * the policy is the one the symbol versions allow (auditwheel's sym_tag);
 * with --manylinux=manylinux_2_28 (or 2_28), a wheel needing more fails, naming each
-  symbol, its version and the file that uses it.
+  symbol, its version and the file that uses it;
+* a RUNPATH/RPATH entry into Bazel's build tree (_solib, runfiles, execution root, output
+  base: wheel/private/runpath.py's is_build_tree_entry) fails, naming the file and the entry:
+  it means nothing once installed (rocm/private/runpath.bzl says what is searched instead).
 
 Exit status 0 when every wheel passes, 1 otherwise; the certified platform tag of
 each wheel is printed (or emitted as JSON with --json), for build/ci_build to tag the
@@ -32,7 +35,7 @@ import subprocess
 import sys
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
-from importlib import resources
+from importlib import resources, util
 from pathlib import Path
 
 from elftools.elf.elffile import ELFFile  # pyelftools, which auditwheel itself uses
@@ -47,6 +50,19 @@ ROCM_LIBRARIES = (
 )
 ARCH = "x86_64"
 _POLICY = re.compile(r"^(?:manylinux_)?(\d+)_(\d+)(?:_x86_64)?$")
+
+
+def _load_runpath():
+    """wheel/private/runpath.py: what a build-tree RUNPATH entry is (one definition, shared
+    with the tool that strips them when the wheel is packed)."""
+    spec = util.spec_from_file_location("wheel_runpath", Path(__file__).resolve().parent / "private" / "runpath.py")
+    module = util.module_from_spec(spec)
+    sys.modules.setdefault("wheel_runpath", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+is_build_tree_entry = _load_runpath().is_build_tree_entry
 
 
 class AuditError(RuntimeError):
@@ -73,10 +89,12 @@ class Audit:
     too_new: tuple[SymbolUse, ...] = ()  # only when a policy was requested
     requested: str = ""
     unsupported_isa: bool = False
+    build_tree_runpaths: tuple[str, ...] = ()  # "FILE: RUNPATH entry ENTRY"
 
     @property
     def ok(self) -> bool:
-        return not (self.foreign_libraries or self.too_new or self.unsupported_isa or self.platform_tag == f"linux_{ARCH}")
+        return not (self.foreign_libraries or self.too_new or self.unsupported_isa or self.build_tree_runpaths
+                    or self.platform_tag == f"linux_{ARCH}")
 
     def problems(self) -> list[str]:
         out = []
@@ -87,6 +105,11 @@ class Audit:
             out.append("uses instructions beyond the x86_64 baseline (auditwheel's ISA check)")
         if self.platform_tag == f"linux_{ARCH}" and not self.too_new:
             out.append("uses symbol versions newer than every manylinux policy auditwheel knows")
+        if self.build_tree_runpaths:
+            out.append("searches Bazel's build tree at run time, which does not exist once the wheel is installed "
+                       "(strip it when packing: wheel/private/runpath.py; what to search instead: "
+                       "--@local_config_rocm//rocm:rocm_path_type):")
+            out += [f"  {entry}" for entry in self.build_tree_runpaths]
         if self.too_new:
             out.append(f"needs symbols newer than {self.requested} allows (build on a system with that policy's glibc "
                        f"and libstdc++, e.g. a {self.requested} image, or ask for --manylinux={self.platform_tag}):")
@@ -141,8 +164,32 @@ def versioned_imports(elf_bytes: bytes) -> list[tuple[str, str, str]]:
     return uses
 
 
-def symbol_uses(wheel: Path) -> list[SymbolUse]:
-    uses = []
+def runpath_entries(elf_bytes: bytes) -> list[tuple[str, str]]:
+    """(RUNPATH or RPATH, entry) of an ELF file, in order."""
+    elf = ELFFile(io.BytesIO(elf_bytes))
+    dynamic = elf.get_section_by_name(".dynamic")
+    if dynamic is None:
+        return []
+    out = []
+    for tag in dynamic.iter_tags():
+        if tag.entry.d_tag == "DT_RUNPATH":
+            out += [("RUNPATH", e) for e in tag.runpath.split(":")]
+        elif tag.entry.d_tag == "DT_RPATH":
+            out += [("RPATH", e) for e in tag.rpath.split(":")]
+    return out
+
+
+def build_tree_runpaths(wheel: Path) -> tuple[str, ...]:
+    """Every RUNPATH/RPATH entry of the wheel's ELF files that points into a Bazel build tree."""
+    found = []
+    for name, data in elf_files(wheel):
+        found += [f"{name}: {kind} entry {entry}" for kind, entry in runpath_entries(data) if is_build_tree_entry(entry)]
+    return tuple(found)
+
+
+def elf_files(wheel: Path) -> list[tuple[str, bytes]]:
+    """(path inside the wheel, bytes) of its shared objects."""
+    out = []
     with zipfile.ZipFile(wheel) as archive:
         for name in archive.namelist():
             if not name.endswith(".so") and ".so." not in name:
@@ -150,8 +197,12 @@ def symbol_uses(wheel: Path) -> list[SymbolUse]:
             with archive.open(name) as f:
                 if f.read(4) != b"\x7fELF":
                     continue
-            uses += [SymbolUse(name, *use) for use in versioned_imports(archive.read(name))]
-    return sorted(set(uses))
+            out.append((name, archive.read(name)))
+    return out
+
+
+def symbol_uses(wheel: Path) -> list[SymbolUse]:
+    return sorted({SymbolUse(name, *use) for name, data in elf_files(wheel) for use in versioned_imports(data)})
 
 
 def auditwheel_show(wheel: Path) -> dict:
@@ -184,6 +235,7 @@ def audit(wheel: Path, requested: str | None = None, show: Mapping | None = None
         too_new=too_new,
         requested=requested_name,
         unsupported_isa=bool(show.get("unsupported_isa")),
+        build_tree_runpaths=build_tree_runpaths(wheel),
     )
 
 

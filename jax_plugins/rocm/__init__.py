@@ -303,24 +303,66 @@ def _plugin_options(xla_client: Any) -> dict[str, Any]:
     return options
 
 
-def _import_extensions(package: str, prefix: str) -> list[tuple[str, ModuleType]]:
+# "libamdhip64.so.7: cannot open shared object file: No such file or directory"
+_MISSING_LIBRARY = re.compile(r"(lib[\w.+-]*\.so[\w.]*): cannot open shared object file")
+
+
+def rocm_search_places(site_packages: Path, rocm_path_type: str) -> list[str]:
+    """Where the modules' RUNPATH (rocm/private/runpath.bzl, recorded as build_info.json's
+    rocm_path_type) makes the loader look for ROCm, in order, as paths a user can check."""
+    places = []
+    if rocm_path_type in ("link_only", "multiple"):
+        places += [f"{site_packages}/_rocm_sdk_core/lib", f"{site_packages}/_rocm_sdk_libraries[_<family>]/lib",
+                   f"{site_packages}/rocm/lib", "/opt/rocm/lib"]
+    if rocm_path_type in ("system", "multiple"):
+        places += ["/opt/rocm/lib", "the build machine's ROCm"]
+    places += ["LD_LIBRARY_PATH", "the system's library path (ld.so.cache, /usr/lib)"]
+    return list(dict.fromkeys(places))
+
+
+def missing_rocm_libraries(errors: Mapping[str, str]) -> dict[str, list[str]]:
+    """{library: [modules that need it]} from the modules' import errors ({module: message})."""
+    missing: dict[str, list[str]] = {}
+    for module, message in errors.items():
+        match = _MISSING_LIBRARY.search(message)
+        if match:
+            missing.setdefault(match[1], []).append(module)
+    return missing
+
+
+def missing_rocm_message(prefix: str, missing: Mapping[str, Sequence[str]], places: Sequence[str]) -> str:
+    """One line: which ROCm library is missing, for which modules, and where it was looked for."""
+    libraries = ", ".join(f"{lib} (needed by {', '.join(mods)})" for lib, mods in missing.items())
+    return (f"{prefix}: ROCm library {libraries} not found; searched {', '.join(places)}. Install ROCm in one of "
+            f"them (TheRock's pip packages, or /opt/rocm) or add its lib folder to LD_LIBRARY_PATH; JAX's ROCm "
+            f"custom calls (linalg, prng, ...) are unavailable until then")
+
+
+def _import_extensions(package: str, prefix: str, rocm_path_type: str = "link_only") -> list[tuple[str, ModuleType]]:
     try:
-        importlib.import_module(package)
+        root = importlib.import_module(package)
     except ImportError as e:
         logger.debug("%s is not installed (%s): no ROCm FFI targets (linalg, prng, ...)", package, e)
         return []
-    modules = []
+    modules, errors = [], {}
     for name in EXTENSION_MODULES:
         full = f"{package}.{name}"
         try:
             modules.append((name, importlib.import_module(full)))
         except ModuleNotFoundError as e:
             if e.name != full:
-                _warn_once(full, f"{prefix}: cannot load {full}: {e}")
+                errors[full] = str(e)
             else:
                 logger.debug("%s is not in this build", full)
         except ImportError as e:
-            _warn_once(full, f"{prefix}: cannot load {full}: {e}")
+            errors[full] = str(e)
+    missing = missing_rocm_libraries(errors)
+    if missing:
+        site_packages = Path(getattr(root, "__file__", None) or PACKAGE_DIR).resolve().parent.parent
+        _warn_once("missing-rocm", missing_rocm_message(prefix, missing, rocm_search_places(site_packages, rocm_path_type)))
+    for full, message in errors.items():
+        if not _MISSING_LIBRARY.search(message):
+            _warn_once(full, f"{prefix}: cannot load {full}: {message}")
     return modules
 
 
@@ -428,7 +470,7 @@ def _initialize(environ: Mapping[str, str], root: Path, info: Mapping[str, Any],
     if major is None:
         logger.debug("%s: ROCm major unknown (no build_info.json, module %s); no FFI targets", prefix, __name__)
         return
-    modules = _import_extensions(f"jax_rocm{major}_plugin", prefix)
+    modules = _import_extensions(f"jax_rocm{major}_plugin", prefix, str(info.get("rocm_path_type") or "link_only"))
     try:
         count = register_ffi(c_api, modules, prefix)
     except Exception as e:

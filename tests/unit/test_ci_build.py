@@ -576,6 +576,7 @@ def recorded(monkeypatch):
                         lambda: [ci_build.Interpreter("3.14", "/usr/bin/python3.14", None)])
     monkeypatch.setattr(ci_build.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    monkeypatch.delenv("ROCM_PATH", raising=False)  # the tests set it where it matters
     return commands
 
 
@@ -751,3 +752,77 @@ def test_stand_in_artifacts_are_read_from_build_info(tmp_path):
     with zipfile.ZipFile(tmp_path / "bare.whl", "w") as z:
         z.writestr("jax_rocm7_plugin/__init__.py", "")
     assert ci_build.stand_in_artifacts(tmp_path / "bare.whl") == []
+
+
+# ---- the user's ROCm: ROCM_PATH from the environment, --rocm-path, --therock-path ----------
+
+
+@pytest.fixture
+def toolkit(tmp_path) -> Path:
+    """A toolkit folder outside the checkout, /tmp and ../shared, and a link to it, as
+    /opt/rocm -> /opt/rocm-7.2.4 (the sandbox mounts neither by itself)."""
+    real = Path("/var/tmp") / f"ci-build-rocm-{os.getpid()}" / "rocm-7.2.4"
+    real.mkdir(parents=True, exist_ok=True)
+    link = real.parent / "rocm"
+    if not link.is_symlink():
+        link.symlink_to(real.name)
+    yield link
+    shutil.rmtree(real.parent)
+
+
+def test_ambient_rocm_path_that_exists_is_used_and_mounted_at_the_same_path(toolkit):
+    source = ci_build.rocm_source(None, None, None, str(toolkit))
+    assert source.flags == (f"--repo_env=ROCM_PATH={toolkit}",)
+    assert source.binds == (str(toolkit), str(toolkit.resolve()))  # the link's path inside, and where it leads
+    assert source.note.startswith(f"ci_build: using ROCm from ROCM_PATH={toolkit} (the environment; mounted")
+    assert "\n" not in source.note
+
+
+def test_ambient_rocm_path_that_does_not_exist_fails_naming_the_variable_and_how_to_unset_it(tmp_path):
+    with pytest.raises(SystemExit) as e:
+        ci_build.rocm_source(None, None, None, str(tmp_path / "opt/rocm"))
+    message = str(e.value)
+    assert message.startswith(f"ci_build: ROCM_PATH={tmp_path / 'opt/rocm'} (from the environment) does not exist")
+    assert "unset ROCM_PATH" in message and "env -u ROCM_PATH" in message and "\n" not in message
+
+
+def test_explicit_rocm_path_wins_over_the_environment_with_a_note(toolkit, tmp_path):
+    source = ci_build.rocm_source(str(toolkit.resolve()), None, None, str(tmp_path / "does-not-exist"))
+    assert source.flags == (f"--repo_env=ROCM_PATH={toolkit.resolve()}",)
+    assert source.note == (f"ci_build: using ROCm from --rocm-path={toolkit.resolve()} "
+                           f"(over ROCM_PATH={tmp_path / 'does-not-exist'} from the environment)")
+
+
+def test_therock_path_wins_over_the_environment_and_clears_it_for_bazel(tmp_path):
+    url = "https://rocm.nightlies.amd.com/tarball/therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz"
+    source = ci_build.rocm_source(None, url, "ab" * 32, "/opt/rocm")
+    assert source.flags == (f"--repo_env=THEROCK_URL={url}", f"--repo_env=THEROCK_SHA256={'ab' * 32}", "--repo_env=ROCM_PATH=")
+    assert source.note == f"ci_build: using ROCm from --therock-path={url} (over ROCM_PATH=/opt/rocm from the environment)"
+    assert ci_build.rocm_source(None, url, "ab" * 32, None) == ci_build.RocmSource(source.flags[:2], (), None)
+
+
+def test_rocm_path_anywhere_is_mounted_but_never_the_sandboxs_own_folders(toolkit):
+    assert ci_build.rocm_source(str(toolkit), None, None, None).binds == (str(toolkit), str(toolkit.resolve()))
+    for own in ("/usr", "/usr/lib/x86_64-linux-gnu"):
+        assert ci_build.rocm_source(own, None, None, None) == ci_build.RocmSource((f"--repo_env=ROCM_PATH={own}",), (), None)
+    with pytest.raises(SystemExit, match="is not a directory on this machine"):
+        ci_build.rocm_source(str(toolkit) + "-missing", None, None, None)
+    with pytest.raises(SystemExit, match="name two toolkits"):
+        ci_build.rocm_source(str(toolkit), str(toolkit), None, None)
+
+
+def test_dist_wheels_with_ambient_rocm_path_mounts_it_and_says_so(recorded, monkeypatch, toolkit, capsys):
+    monkeypatch.setenv("ROCM_PATH", str(toolkit))
+    assert ci_build.main(DRY_RUN) == 0
+    cmd = bazel_build(recorded)
+    head = cmd[:cmd.index("--")]
+    assert ["--bind", str(toolkit), "--bind", str(toolkit.resolve())] == head[-4:]
+    assert f"--repo_env=ROCM_PATH={toolkit}" in cmd
+    assert capsys.readouterr().err.count(f"using ROCm from ROCM_PATH={toolkit}") == 1
+
+
+def test_dist_wheels_with_a_missing_ambient_rocm_path_fails_before_anything_runs(recorded, monkeypatch, tmp_path):
+    monkeypatch.setenv("ROCM_PATH", str(tmp_path / "opt/rocm"))
+    with pytest.raises(SystemExit, match=r"ROCM_PATH=.* \(from the environment\) does not exist"):
+        ci_build.main(DRY_RUN)
+    assert recorded == []

@@ -164,6 +164,68 @@ def test_therock_family_from_file_name_when_no_dist_info(tmp_path):
         finder.check_targets(config, ["gfx942"], family)
 
 
+def make_therock_pip(site: Path, packages=("_rocm_sdk_libraries_gfx94X_dcgpu",)) -> Path:
+    """TheRock's pip layout: `rocm-sdk path --root` is site/_rocm_sdk_core (runtime libraries),
+    with headers and the compiler in _rocm_sdk_devel and the math libraries in
+    _rocm_sdk_libraries[_<family>]."""
+    core, devel = site / "_rocm_sdk_core", site / "_rocm_sdk_devel"
+    shared_library(core / "lib", "libamdhip64", "7.2.53211")
+    hip_headers(devel / "include")
+    write(devel / "include/rocm-core/rocm_version.h", "#define ROCM_VERSION_MAJOR 7\n#define ROCM_VERSION_MINOR 2\n#define ROCM_VERSION_PATCH 4\n")
+    write(devel / "include/hipsolver/hipsolver.h")
+    clang(devel / "lib/llvm/bin/clang")
+    write(devel / "lib/llvm/amdgcn/bitcode/ocml.bc")
+    write(devel / "bin/hipcc", "#!/bin/sh\n").chmod(0o755)
+    for package in packages:
+        shared_library(site / package / "lib", "libhipsolver", "1.0")
+    return core
+
+
+def test_therock_pip_layout_finds_the_sibling_packages(tmp_path):
+    core = make_therock_pip(tmp_path / "site-packages")
+    config = finder.find_rocm_config(core)
+    assert (config.layout, config.rocm_version, config.rocm_toolkit_path) == ("therock_pip", "7.2.4", str(core))
+    site = tmp_path / "site-packages"
+    assert config.libraries["hip"].library_dir == str(core / "lib")
+    assert config.libraries["hip"].include_dir == str(site / "_rocm_sdk_devel/include")
+    assert config.libraries["hipsolver"].library_dir == str(site / "_rocm_sdk_libraries_gfx94X_dcgpu/lib")
+    assert config.libraries["hipsolver"].include_dir == str(site / "_rocm_sdk_devel/include")
+    assert "hipsolver" not in config.missing_libraries
+    assert config.clang_path == str(site / "_rocm_sdk_devel/lib/llvm/bin/clang")
+    assert config.hipcc_path == str(site / "_rocm_sdk_devel/bin/hipcc")
+    assert config.device_libs_path == str(site / "_rocm_sdk_devel/lib/llvm/amdgcn/bitcode")
+    assert config.therock["family"] == "gfx94X-dcgpu"
+    # The family limits the default targets, as a tarball's does.
+    choice = finder.choose_targets(config, [], WHEEL_LIST, config.therock["family"])
+    assert choice.targets == ["gfx942"] and choice.device_code_source == "its family gfx94X-dcgpu"
+
+
+def test_therock_pip_multi_arch_has_no_family(tmp_path):
+    core = make_therock_pip(tmp_path / "site-packages", packages=("_rocm_sdk_libraries",))
+    config = finder.find_rocm_config(core)
+    assert config.layout == "therock_pip" and config.therock["family"] is None
+    assert config.libraries["hipsolver"].library_dir == str(tmp_path / "site-packages/_rocm_sdk_libraries/lib")
+    assert finder.device_code_targets(config, "") == (None, "")  # nothing limits the targets
+
+
+@pytest.mark.parametrize("package, family", [("_rocm_sdk_libraries_gfx94X_dcgpu", "gfx94X-dcgpu"),
+                                             ("_rocm_sdk_libraries_gfx120X_all", "gfx120X-all"),
+                                             ("_rocm_sdk_libraries_gfx90a", "gfx90a"),
+                                             ("_rocm_sdk_libraries", None), ("_rocm_sdk_core", None)])
+def test_pip_family(package, family):
+    assert finder.pip_family(package) == family
+
+
+def test_therock_pip_cli_records_the_family(tmp_path):
+    core = make_therock_pip(tmp_path / "site-packages")
+    result = subprocess.run([sys.executable, str(CHECKOUT / "third_party/gpus/find_rocm_config.py"), "--rocm-path", str(core),
+                             "--default-targets", ",".join(WHEEL_LIST)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["layout"] == "therock_pip" and data["therock"]["family"] == "gfx94X-dcgpu"
+    assert data["amdgpu_targets"] == ["gfx942"]
+
+
 # ---- default amdgpu targets with a TheRock family ---------------------------
 
 WHEEL_LIST = ["gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201"]

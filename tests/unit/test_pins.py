@@ -67,7 +67,7 @@ def test_an_archive_of_another_commit_is_refused_and_the_pin_kept(checkout, tmp_
     assert f"the archive has no xla-{COMMIT}/" in capsys.readouterr().err
     assert (checkout / "third_party/xla/pin.json").read_text() == before
     assert update_pins.main(["nonesuch", "--commit", COMMIT, "--archive", str(archive)]) == 1
-    assert "pins: abseil, jax, nanobind, xla, xla_ffi_headers" in capsys.readouterr().err
+    assert "pins: abseil, jax, nanobind, rules_ml_toolchain, xla, xla_ffi_headers" in capsys.readouterr().err
 
 
 def test_prefetch_selects_exactly_the_pinned_wheel_files():
@@ -77,7 +77,7 @@ def test_prefetch_selects_exactly_the_pinned_wheel_files():
     assert jaxlib.pip_args() == ["--no-deps", "--only-binary=:all:", "jaxlib==0.10.2", "--platform", "manylinux_2_27_x86_64",
                                  "--abi", "cp311", "--python-version", "311"]
     assert by_name["nanobind-3.1.0-py3-none-any.whl"].pip_args() == ["--no-deps", "--only-binary=:all:", "nanobind==3.1.0"]
-    assert {p.parent.name for p in others} == {"xla", "jax", "abseil"}
+    assert {p.parent.name for p in others} == {"xla", "jax", "abseil", "rules_ml_toolchain"}
     sources, rest = prefetch.debian_sources(others)
     assert {p.parent.name for p in rest} == {"xla", "jax"}
     (abseil,) = sources

@@ -373,12 +373,42 @@ def test_ffi_targets_and_types_are_registered_for_rocm(plugin, fake_jax, site, t
     assert warnings_of(caplog) == []
 
 
-def test_a_plugin_module_that_fails_to_load_is_one_warning(plugin, fake_jax, site, tmp_path, caplog):
-    fake_plugin_package(site, solver_error="libhipsolver.so.1: cannot open shared object file")
+def test_a_missing_rocm_library_is_one_line_naming_it_and_where_it_was_searched(plugin, fake_jax, site, tmp_path, caplog):
+    fake_plugin_package(site, solver_error="libhipsolver.so.1: cannot open shared object file: No such file or directory")
     plugin.initialize({"JAX_ROCM_GPU_COUNT": "1"}, tmp_path)
-    assert warnings_of(caplog) == ["jax_rocm7: cannot load jax_rocm7_plugin._solver: "
-                                   "libhipsolver.so.1: cannot open shared object file"]
+    [line] = warnings_of(caplog)
+    assert line.startswith("jax_rocm7: ROCm library libhipsolver.so.1 (needed by jax_rocm7_plugin._solver) not found; "
+                           f"searched {site.resolve()}/_rocm_sdk_core/lib, {site.resolve()}/_rocm_sdk_libraries[_<family>]/lib, "
+                           f"{site.resolve()}/rocm/lib, /opt/rocm/lib, LD_LIBRARY_PATH, ")
+    assert "\n" not in line
     assert len(fake_jax.targets) == 5 and len(fake_jax.plugins) == 1
+
+
+def test_a_module_failing_for_another_reason_is_one_warning_of_its_own(plugin, fake_jax, site, tmp_path, caplog):
+    fake_plugin_package(site, solver_error="undefined symbol: hipsolverDnCreate")
+    plugin.initialize({"JAX_ROCM_GPU_COUNT": "1"}, tmp_path)
+    assert warnings_of(caplog) == ["jax_rocm7: cannot load jax_rocm7_plugin._solver: undefined symbol: hipsolverDnCreate"]
+
+
+def test_missing_rocm_libraries_group_modules_by_library(plugin):
+    errors = {"p._solver": "libamdhip64.so.7: cannot open shared object file: No such file or directory",
+              "p._prng": "libamdhip64.so.7: cannot open shared object file: No such file or directory",
+              "p._rnn": "libMIOpen.so.1: cannot open shared object file: No such file or directory",
+              "p._x": "undefined symbol: f"}
+    missing = plugin.missing_rocm_libraries(errors)
+    assert missing == {"libamdhip64.so.7": ["p._solver", "p._prng"], "libMIOpen.so.1": ["p._rnn"]}
+    message = plugin.missing_rocm_message("jax_rocm7", missing, ["/a", "/b"])
+    assert message.startswith("jax_rocm7: ROCm library libamdhip64.so.7 (needed by p._solver, p._prng), "
+                              "libMIOpen.so.1 (needed by p._rnn) not found; searched /a, /b.")
+
+
+def test_the_places_searched_follow_rocm_path_type(plugin):
+    site = Path("/venv/lib/python3.11/site-packages")
+    link_only = plugin.rocm_search_places(site, "link_only")
+    assert link_only[:4] == [f"{site}/_rocm_sdk_core/lib", f"{site}/_rocm_sdk_libraries[_<family>]/lib",
+                             f"{site}/rocm/lib", "/opt/rocm/lib"]
+    assert plugin.rocm_search_places(site, "system")[:2] == ["/opt/rocm/lib", "the build machine's ROCm"]
+    assert all(p in plugin.rocm_search_places(site, "multiple") for p in link_only)
 
 
 def test_a_missing_plugin_package_is_only_debug(plugin, fake_jax, tmp_path, caplog):

@@ -11,6 +11,8 @@ import base64
 import glob
 import hashlib
 import json
+import shutil
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -106,7 +108,7 @@ def test_disallowed(policies):
 
 
 def test_rocm_libraries_are_excluded_and_pass(tmp_path):
-    result = wa.audit(tmp_path / WHEEL, show=show(external_libs=["libamdhip64.so.7", "librocblas.so.5"]))
+    result = wa.audit(make_wheel(tmp_path / WHEEL, {}), show=show(external_libs=["libamdhip64.so.7", "librocblas.so.5"]))
     assert result.ok and result.problems() == []
     assert result.rocm_libraries == ("libamdhip64.so.7", "librocblas.so.5")
     assert result.foreign_libraries == ()
@@ -114,7 +116,7 @@ def test_rocm_libraries_are_excluded_and_pass(tmp_path):
 
 
 def test_a_foreign_library_fails_naming_it(tmp_path):
-    result = wa.audit(tmp_path / WHEEL, show=show(external_libs=["libamdhip64.so.7", "libfoo.so.3"]))
+    result = wa.audit(make_wheel(tmp_path / WHEEL, {}), show=show(external_libs=["libamdhip64.so.7", "libfoo.so.3"]))
     assert not result.ok
     assert result.foreign_libraries == ("libfoo.so.3",) and result.rocm_libraries == ("libamdhip64.so.7",)
     [problem] = result.problems()
@@ -122,13 +124,13 @@ def test_a_foreign_library_fails_naming_it(tmp_path):
 
 
 def test_unsupported_isa_fails(tmp_path):
-    result = wa.audit(tmp_path / WHEEL, show=show(unsupported_isa=True))
+    result = wa.audit(make_wheel(tmp_path / WHEEL, {}), show=show(unsupported_isa=True))
     assert not result.ok
     assert result.problems() == ["uses instructions beyond the x86_64 baseline (auditwheel's ISA check)"]
 
 
 def test_no_manylinux_policy_fails(tmp_path):
-    result = wa.audit(tmp_path / WHEEL, show=show(sym_tag="linux_x86_64"))
+    result = wa.audit(make_wheel(tmp_path / WHEEL, {}), show=show(sym_tag="linux_x86_64"))
     assert not result.ok
     assert result.problems() == ["uses symbol versions newer than every manylinux policy auditwheel knows"]
 
@@ -337,3 +339,89 @@ def test_main_bad_policy_is_exit_2(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(wa, "auditwheel_show", lambda wheel: show())
     assert wa.main(["--manylinux", "latest", str(tmp_path / WHEEL)]) == 2
     assert "'latest' is not a manylinux policy" in capsys.readouterr().err
+
+
+# --- RUNPATH entries into Bazel's build tree ---------------------------------------------
+
+runpath_tool = load_module("wheel_runpath_tool", CHECKOUT / "wheel" / "private" / "runpath.py")
+
+# As Bazel links a module: its _solib and runfiles entries first, then rocm_path_type's.
+BAZEL_RUNPATH = ("$ORIGIN/../../_solib_k8/_U_A_A_Umain~rocm~local_Uconfig_Urocm_S_Srocm_Chip___Urocm_Slib:"
+                 "$ORIGIN/_x.so.runfiles/_main/_solib_k8/_U_A_A_Umain~rocm~local_Uconfig_Urocm_S_Srocm_Chip___Urocm_Slib")
+WHEEL_RUNPATH = "$ORIGIN/../_rocm_sdk_core/lib:$ORIGIN/../rocm/lib:/opt/rocm/lib"
+
+
+def build_library(tmp_path: Path, name: str, *rpaths: str, new_dtags: bool = True) -> Path:
+    """A small shared library built here by the host's C compiler, with these -rpath entries."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler on this host to build a test library")
+    src = tmp_path / "f.c"
+    src.write_text("int jax_rocm_f(void) { return 1; }\n")
+    out = tmp_path / name
+    flags = ["-Wl,--enable-new-dtags" if new_dtags else "-Wl,--disable-new-dtags"] + [f"-Wl,-rpath,{r}" for r in rpaths]
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(out), str(src), *flags], check=True)
+    return out
+
+
+@pytest.mark.parametrize("entry, expected", [
+    ("$ORIGIN/../../_solib_k8/_U_A_A_Umain~rocm~local_Uconfig_Urocm_S_Srocm_Chip___Urocm_Slib", True),
+    ("$ORIGIN/_prng.so.runfiles/_main/_solib_k8/x", True),
+    ("/root/.cache/bazel/_bazel_root/0123/execroot/_main/bazel-out/k8-opt/bin", True),
+    ("/root/.cache/jax-rocm-build/bazel/abc/external/_main~rocm~rocm_toolkit_archive/toolkit/lib", True),
+    ("external/local_config_rocm/rocm/rocm/lib", True),  # relative: XLA's hermetic entry
+    ("$ORIGIN/../_rocm_sdk_core/lib", False), ("$ORIGIN/../../rocm/lib", False), ("/opt/rocm/lib", False),
+    ("/usr/local/lib/python3.12/dist-packages/_rocm_sdk_core/lib", False), ("${ORIGIN}/../lib", False),
+])
+def test_is_build_tree_entry(entry, expected):
+    assert wa.is_build_tree_entry(entry) is expected
+
+
+@pytest.mark.parametrize("new_dtags, kind", [(True, "RUNPATH"), (False, "RPATH")])
+def test_a_build_tree_runpath_fails_naming_file_and_entry(tmp_path, new_dtags, kind):
+    library = build_library(tmp_path, "libx.so", BAZEL_RUNPATH, WHEEL_RUNPATH, new_dtags=new_dtags)
+    wheel = make_wheel(tmp_path / WHEEL, {"demo/_x.so": library.read_bytes()})
+    result = wa.audit(wheel, show=show())
+    assert not result.ok
+    solib, runfiles = BAZEL_RUNPATH.split(":")
+    assert result.build_tree_runpaths == (f"demo/_x.so: {kind} entry {solib}", f"demo/_x.so: {kind} entry {runfiles}")
+    assert f"  demo/_x.so: {kind} entry {solib}" in result.problems()
+
+
+def test_stripping_keeps_the_wheels_runpath_in_order_and_the_audit_passes(tmp_path):
+    library = build_library(tmp_path, "libx.so", BAZEL_RUNPATH, WHEEL_RUNPATH)
+    stripped = tmp_path / "libx-stripped.so"
+    assert runpath_tool.main(["--in", str(library), "--out", str(stripped)]) == 0
+    with open(stripped, "rb") as f:
+        assert runpath_tool.runpaths(f) == {"RUNPATH": WHEEL_RUNPATH.split(":")}
+    assert wa.runpath_entries(stripped.read_bytes()) == [("RUNPATH", e) for e in WHEEL_RUNPATH.split(":")]
+    result = wa.audit(make_wheel(tmp_path / WHEEL, {"demo/_x.so": stripped.read_bytes()}), show=show())
+    assert result.ok and result.build_tree_runpaths == ()
+    # Nothing else of the file moved: only the RUNPATH string's bytes differ.
+    before, after = library.read_bytes(), stripped.read_bytes()
+    assert len(before) == len(after)
+    changed = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
+    start = before.index(BAZEL_RUNPATH.encode())
+    assert changed and start <= changed[0] and changed[-1] < start + len(BAZEL_RUNPATH) + 1 + len(WHEEL_RUNPATH)
+
+
+def test_a_runpath_of_build_tree_entries_only_is_removed_not_left_empty(tmp_path):
+    """An empty RUNPATH would mean the current directory to the loader: the entry goes."""
+    library = build_library(tmp_path, "libx.so", BAZEL_RUNPATH)
+    stripped = tmp_path / "liby.so"
+    assert runpath_tool.main(["--in", str(library), "--out", str(stripped)]) == 0
+    with open(stripped, "rb") as f:
+        assert runpath_tool.runpaths(f) == {}
+    # Still a library the loader takes: link a program against it and run it.
+    main = tmp_path / "main.c"
+    main.write_text("int jax_rocm_f(void);\nint main(void) { return jax_rocm_f() == 1 ? 0 : 1; }\n")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    subprocess.run([cc, "-o", str(tmp_path / "main"), str(main), str(stripped), f"-Wl,-rpath,{tmp_path}"], check=True)
+    assert subprocess.run([str(tmp_path / "main")]).returncode == 0
+
+
+def test_the_strip_tool_refuses_what_is_not_elf(tmp_path, capsys):
+    text = tmp_path / "not.so"
+    text.write_text("not an ELF file\n")
+    assert runpath_tool.main(["--in", str(text), "--out", str(tmp_path / "out.so")]) == 1
+    assert "not an ELF file" in capsys.readouterr().err

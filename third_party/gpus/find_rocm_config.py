@@ -4,9 +4,14 @@
     python3 third_party/gpus/find_rocm_config.py --rocm-path ROOT [--format=json|text]
     python3 third_party/gpus/find_rocm_config.py            # $ROCM_PATH, /opt/rocm, newest /opt/rocm-*, /usr
 
-Three layouts are understood:
-  therock    a TheRock release (tarball or `rocm-sdk path --root`): lib/llvm/bin/clang,
-             share/therock/therock_manifest.json
+Four layouts are understood:
+  therock      a TheRock release tarball, extracted: lib/llvm/bin/clang,
+               share/therock/therock_manifest.json
+  therock_pip  TheRock's pip packages: the root `rocm-sdk path --root` prints,
+               site-packages/_rocm_sdk_core (runtime libraries), beside
+               _rocm_sdk_devel (headers, lib/llvm/bin/clang, bin/hipcc) and
+               _rocm_sdk_libraries[_<family>] (the math libraries; the family,
+               e.g. gfx94X_dcgpu, is the TheRock family of their device code)
   opt_rocm   a classic /opt/rocm-X.Y.Z install: llvm/bin/clang, .info/version
   multiarch  a distribution's packages under /usr: include/hip, lib/<triplet>/libamdhip64.so,
              lib/llvm-N/bin/clang (Debian, Ubuntu)
@@ -32,7 +37,9 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-LAYOUTS = ("therock", "opt_rocm", "multiarch")
+LAYOUTS = ("therock", "therock_pip", "opt_rocm", "multiarch")
+# TheRock's pip packages, siblings in one site-packages (`rocm-sdk path --root` is the core's).
+PIP_CORE, PIP_DEVEL, PIP_LIBRARIES = "_rocm_sdk_core", "_rocm_sdk_devel", "_rocm_sdk_libraries"
 MULTIARCH_TRIPLETS = ("x86_64-linux-gnu", "aarch64-linux-gnu")
 
 
@@ -238,6 +245,15 @@ class Layout:
     cmake_dirs: tuple[Path, ...]
     clang_candidates: tuple[Path, ...]
     hipcc_candidates: tuple[Path, ...]
+    extra_include_dirs: tuple[Path, ...] = ()  # searched after include_dir (TheRock's pip packages)
+    therock_family: str | None = None  # TheRock's pip packages: from _rocm_sdk_libraries_<family>
+
+    def include_dir_for(self, header: str) -> Path:
+        """The first include directory holding `header` (include_dir when none does)."""
+        for d in (self.include_dir, *self.extra_include_dirs):
+            if (d / header).is_file():
+                return d
+        return self.include_dir
 
 
 @dataclasses.dataclass
@@ -274,8 +290,35 @@ def _llvm_dirs_multiarch(root: Path) -> list[Path]:
     return sorted(dirs, key=lambda p: int(re.sub(r"\D", "", p.name) or 0), reverse=True)
 
 
+def pip_family(package: str) -> str | None:
+    """'_rocm_sdk_libraries_gfx94X_dcgpu' -> 'gfx94X-dcgpu'; None for the multi-arch
+    '_rocm_sdk_libraries' or another name."""
+    prefix = PIP_LIBRARIES + "_"
+    return package[len(prefix):].replace("_", "-") if package.startswith(prefix) and len(package) > len(prefix) else None
+
+
+def pip_layout(root: Path) -> Layout:
+    """TheRock's pip packages around `root` (= site-packages/_rocm_sdk_core)."""
+    site = root.parent
+    devel = site / PIP_DEVEL
+    libraries = sorted(p for p in site.glob(PIP_LIBRARIES + "*") if p.is_dir())
+    packages = [root, devel, *libraries]
+    families = sorted(filter(None, (pip_family(p.name) for p in libraries)))
+    return Layout(
+        "therock_pip", root, root / "include",
+        tuple(p / "lib" for p in packages if (p / "lib").is_dir()),
+        tuple(p / "lib/cmake" for p in packages),
+        (devel / "lib/llvm/bin/clang", root / "lib/llvm/bin/clang"),
+        (devel / "bin/hipcc", root / "bin/hipcc"),
+        extra_include_dirs=tuple(p / "include" for p in packages[1:]),
+        therock_family=families[0] if len(families) == 1 else None,
+    )
+
+
 def detect_layout(root: Path) -> Layout:
     """Classifies `root`; raises RocmNotFound naming what it looked for."""
+    if root.name == PIP_CORE:
+        return pip_layout(root)
     if (root / "share/therock/therock_manifest.json").is_file() or (
         (root / "lib/llvm/bin/clang").exists() and (root / "lib/rocm_sysdeps").is_dir()
     ):
@@ -290,8 +333,9 @@ def detect_layout(root: Path) -> Layout:
                       tuple(d / "bin/clang" for d in _llvm_dirs_multiarch(root)), (root / "bin/hipcc",))
     raise RocmNotFound(
         f"{root} is not a ROCm toolkit: found none of share/therock/therock_manifest.json (TheRock), "
-        f".info/version or llvm/bin/clang (/opt/rocm), include/hip with lib/<triplet>/ (distribution packages); "
-        "point --rocm-path (or ROCM_PATH) at the toolkit's root, e.g. /opt/rocm-7.2.0, an extracted TheRock tarball, or /usr"
+        f".info/version or llvm/bin/clang (/opt/rocm), include/hip with lib/<triplet>/ (distribution packages), "
+        f"the name {PIP_CORE} (TheRock's pip packages); point --rocm-path (or ROCM_PATH) at the toolkit's root, e.g. "
+        "/opt/rocm-7.2.0, an extracted TheRock tarball, /usr, or what `rocm-sdk path --root` prints"
     )
 
 
@@ -343,7 +387,8 @@ def soname_file(lib: Path) -> str:
     return name
 
 
-def library_version(layout: Layout, spec: LibrarySpec, lib: Path | None, warnings: list[str]) -> tuple[str | None, str | None]:
+def library_version(layout: Layout, spec: LibrarySpec, lib: Path | None, warnings: list[str],
+                    include_dir: Path | None = None) -> tuple[str | None, str | None]:
     if spec.cmake:
         for d in layout.cmake_dirs:
             for name in (f"{spec.cmake}-config-version.cmake", f"{spec.cmake}ConfigVersion.cmake"):
@@ -354,7 +399,7 @@ def library_version(layout: Layout, spec: LibrarySpec, lib: Path | None, warning
                         return version, str(d / spec.cmake / name)
                     warnings.append(f"{spec.name}: cannot parse PACKAGE_VERSION in {d / spec.cmake / name}")
     if spec.version_header:
-        path = layout.include_dir / spec.version_header
+        path = (include_dir or layout.include_dir) / spec.version_header
         text = _read(path)
         if text is not None:
             macros = header_macros(text, spec.version_prefix or "")
@@ -373,18 +418,19 @@ def library_version(layout: Layout, spec: LibrarySpec, lib: Path | None, warning
 def find_libraries(layout: Layout, warnings: list[str]) -> dict[str, Library]:
     found = {}
     for spec in LIBRARIES:
-        has_headers = (layout.include_dir / spec.header).is_file()
+        include_dir = layout.include_dir_for(spec.header)
+        has_headers = (include_dir / spec.header).is_file()
         lib = find_shared_library(layout, spec.lib) if spec.lib else None
         if not has_headers and lib is None:  # header-only libraries have lib None: headers decide
             continue
-        version, source = library_version(layout, spec, lib, warnings)
+        version, source = library_version(layout, spec, lib, warnings, include_dir)
         if version is None:
             warnings.append(f"{spec.name}: found but no version could be read")
         found[spec.name] = Library(
             version=version,
             version_source=source,
-            include_dir=str(layout.include_dir) if has_headers else None,
-            headers=list_headers(layout.include_dir, spec.owned_headers()) if has_headers else [],
+            include_dir=str(include_dir) if has_headers else None,
+            headers=list_headers(include_dir, spec.owned_headers()) if has_headers else [],
             library_dir=str(lib.parent) if lib else None,
             library=str(lib) if lib else None,
             soname_file=soname_file(lib) if lib else None,
@@ -425,7 +471,7 @@ def rocm_release(layout: Layout, warnings: list[str]) -> tuple[str, str, dict | 
         if version:
             return version, str(info), therock
         warnings.append(f"{info}: cannot parse {text.strip()[:40]!r}")
-    header = layout.include_dir / "rocm-core/rocm_version.h"
+    header = layout.include_dir_for("rocm-core/rocm_version.h") / "rocm-core/rocm_version.h"
     text = _read(header)
     if text is not None:
         version = version_from_macros(header_macros(text, "ROCM_VERSION"))
@@ -439,7 +485,7 @@ def rocm_release(layout: Layout, warnings: list[str]) -> tuple[str, str, dict | 
 
 
 def hip_version(layout: Layout) -> str:
-    header = layout.include_dir / "hip/hip_version.h"
+    header = layout.include_dir_for("hip/hip_version.h") / "hip/hip_version.h"
     text = _read(header)
     version = version_from_macros(header_macros(text or "", "HIP_VERSION")) if text else None
     if version is None or version.count(".") != 2:
@@ -501,6 +547,11 @@ def find_rocm_config(root: Path) -> RocmConfig:
             "install the HIP runtime (Debian/Ubuntu: libamdhip64-dev; /opt/rocm: hip-runtime-amd)"
         )
     version, source, therock = rocm_release(layout, warnings)
+    if layout.name == "therock_pip":
+        # The family of the device code is that of the _rocm_sdk_libraries_<family> package
+        # (None for the multi-arch _rocm_sdk_libraries, or several families side by side).
+        therock = (therock or {}) | {"family": layout.therock_family,
+                                     "pip_packages": sorted({str(Path(d).parent) for d in layout.library_dirs})}
     parsed = parse_dotted(version)
     assert parsed is not None  # rocm_release only returns parseable versions
     clang, clang_ver, targets = find_clang(layout)
@@ -585,13 +636,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         config = find_rocm_config(args.rocm_path) if args.rocm_path else find_default(dict(os.environ))
-        choice = choose_targets(config, split_targets(args.require_targets), split_targets(args.default_targets),
-                                args.therock_family)
+        family = args.therock_family or (config.therock or {}).get("family") or ""
+        choice = choose_targets(config, split_targets(args.require_targets), split_targets(args.default_targets), family)
     except RocmNotFound as e:
         print(f"find_rocm_config: error: {e}", file=sys.stderr)
         return 1
     if config.therock is not None:
-        config.therock.update(family=args.therock_family or None, device_code_targets=choice.device_code_targets,
+        config.therock.update(family=family or None, device_code_targets=choice.device_code_targets,
                               device_code_source=choice.device_code_source or None)
     if args.format == "text":
         print(format_text(config) + f"\n  build targets   {' '.join(choice.targets)}   ({choice.origin})")
@@ -609,7 +660,7 @@ def split_targets(value: str) -> list[str]:
 def device_code_targets(config: RocmConfig, family: str) -> tuple[list[str] | None, str]:
     """(the targets a TheRock toolkit has device code for, where that was read); (None, "") when
     nothing limits them (not TheRock, or a TheRock tree with neither dist_info.json nor a family)."""
-    if config.layout != "therock":
+    if not config.layout.startswith("therock"):
         return None, ""
     dist = (config.therock or {}).get("dist_amdgpu_targets")
     if dist:

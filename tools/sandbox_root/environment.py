@@ -110,6 +110,26 @@ def standard_binds(paths: Paths) -> list[Bind]:
     return binds
 
 
+# The root's own system folders: a host path under one of them is never mounted over the
+# root's (ROCM_PATH=/usr means the sandbox's Debian ROCm, not the host's /usr).
+SANDBOX_OWN_DIRS = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/var/lib", "/proc", "/sys", "/dev", "/run")
+
+
+def is_sandbox_own(path: Path) -> bool:
+    return path == Path("/") or any(path == Path(d) or Path(d) in path.parents for d in SANDBOX_OWN_DIRS)
+
+
+def rocm_path_binds(env: dict[str, str]) -> list[Path]:
+    """The ROCm toolkit an ambient ROCM_PATH names (passed through, see PASS_ENV_PREFIXES),
+    when it exists on the host and is not one of the root's own folders: the variable is
+    only useful inside with the folder it names."""
+    value = env.get("ROCM_PATH", "").strip()
+    if not value.startswith("/"):
+        return []
+    path = Path(value)
+    return [path] if path.is_dir() and not is_sandbox_own(path) else []
+
+
 def run_binds(paths: Paths, extra: Sequence[Path], cwd: Path) -> list[Bind]:
     binds = standard_binds(paths)
     ca = host_ca_bundle()
@@ -117,10 +137,19 @@ def run_binds(paths: Paths, extra: Sequence[Path], cwd: Path) -> list[Bind]:
         binds.append(Bind(ca, "/etc/ssl/certs/ca-certificates.crt", readonly=True))
     binds += pip_binds(dict(os.environ))
     shared = CHECKOUT.parent / "shared"
-    mounted = [CHECKOUT] + ([shared] if shared.is_dir() else []) + [p.resolve() for p in extra]
+    mounted = [CHECKOUT] + ([shared] if shared.is_dir() else [])
     if not any(cwd == m or m in cwd.parents for m in mounted + [Path("/tmp")]) and cwd != Path("/"):
         mounted.append(cwd)
     binds += [Bind(p, str(p)) for p in dict.fromkeys(mounted)]
+    # Extra folders at the path given (a symlink such as /opt/rocm -> /opt/rocm-7.2.4 stays
+    # /opt/rocm inside) and, when that is a link, also at the path it resolves to.
+    targets = {str(b.target) for b in binds}
+    for p in [*extra, *rocm_path_binds(dict(os.environ))]:
+        given, real = Path(os.path.abspath(p)), p.resolve()
+        for target in dict.fromkeys([given, real]):
+            if str(target) not in targets and not any(m in target.parents for m in mounted):
+                binds.append(Bind(real, str(target)))
+                targets.add(str(target))
     return binds
 
 

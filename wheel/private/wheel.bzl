@@ -49,10 +49,27 @@ def _source_entry(name, pin, overridden, stand_in_sources):
 def _flag(ctx, name):
     return getattr(ctx.attr, "_" + name)[BuildSettingInfo].value
 
+def _without_build_tree_runpath(ctx, library, dest):
+    """A copy of a shared library without Bazel's RUNPATH entries into its build tree
+    (runpath.py): what it keeps is rocm_path_type's (rocm/private/runpath.bzl)."""
+    out = ctx.actions.declare_file("%s_packed/%s/%s" % (ctx.label.name, dest, library.basename))
+    ctx.actions.run(
+        executable = ctx.executable._runpath,
+        arguments = ["--in", library.path, "--out", out.path],
+        inputs = [library],
+        outputs = [out],
+        mnemonic = "StripBuildTreeRunpath",
+        progress_message = "Stripping build-tree RUNPATH entries of %s" % library.short_path,
+    )
+    return out
+
 def _rocm_wheel_impl(ctx):
     major, rocm_version = rocm_versions()
     if major == 0:
         fail("%s needs a configured ROCm for its name and metadata: add --config=rocm." % ctx.label)
+    rocm_path_type = ctx.attr._rocm_path_type[BuildSettingInfo].value
+    if rocm_path_type == "hermetic":
+        fail("%s: --@local_config_rocm//rocm:rocm_path_type=hermetic keeps Bazel's RUNPATHs into its build tree, which mean nothing once the wheel is installed; wheels take link_only (--config=rocm_release), system or multiple." % ctx.label)
 
     def fmt(text):
         return text.replace("{major}", str(major)).replace("{rocm_version}", rocm_version)
@@ -62,6 +79,8 @@ def _rocm_wheel_impl(ctx):
         stand_ins = sorted(target[StandInsInfo].labels.to_list()) if StandInsInfo in target else []
         origin = ctx.attr.origins.get(str(target.label), "")
         for f in target[DefaultInfo].files.to_list():
+            if f.extension == "so":
+                f = _without_build_tree_runpath(ctx, f, fmt(dest))
             files.append({"dest": fmt(dest) + "/" + f.basename, "src": f.path, "executable": f.extension == "so"})
             inputs.append(f)
             if origin:
@@ -100,6 +119,7 @@ def _rocm_wheel_impl(ctx):
                 "rocm_source": toolkit.get("source", ""),
                 "rocm_therock_family": toolkit.get("therock_family", ""),
                 "amdgpu_targets": ctx.attr._amdgpu_targets[AmdgpuTargetsInfo].targets,
+                "rocm_path_type": rocm_path_type,
                 "python_tag": ctx.attr.python_tag,
                 "sources": {
                     name: _source_entry(name, pin, overridden, stand_in_sources)
@@ -168,7 +188,9 @@ rocm_wheel = rule(
         "classifiers": attr.string_list(),
         "entry_points": attr.string_dict(doc = "group -> JSON object {name: module}"),
         "_builder": attr.label(default = "//wheel/private:wheel_builder", executable = True, cfg = "exec"),
+        "_runpath": attr.label(default = "//wheel/private:runpath", executable = True, cfg = "exec"),
         "_amdgpu_targets": attr.label(default = "//rocm:amdgpu_targets"),
+        "_rocm_path_type": attr.label(default = "@local_config_rocm//rocm:rocm_path_type"),
         "_version": attr.label(default = "//wheel:version"),
         "_kind": attr.label(default = "//wheel:kind"),
         "_date": attr.label(default = "//wheel:date"),

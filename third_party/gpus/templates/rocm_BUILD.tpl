@@ -4,6 +4,7 @@
 # "rocm/rocm_config.h", one target per library. A library this toolkit lacks is a target
 # that fails, naming the package to install.
 load("@bazel_skylib//:bzl_library.bzl", "bzl_library")
+load("@bazel_skylib//rules:common_settings.bzl", "string_flag")
 load("@rules_cc//cc:defs.bzl", "cc_library")
 load(":build_defs.bzl", "rocm_missing")
 
@@ -38,11 +39,17 @@ alias(
     actual = ":hip",
 )
 
-# Where the dynamic loader looks for ROCm's libraries at run time, as XLA's default:
-# /opt/rocm/lib (a classic install), plus this toolkit's own library folder.
+%{rocm_path_type}
+# Where the dynamic loader looks for ROCm's libraries at run time (the RUNPATH of whatever
+# links this: every shipped .so), per rocm_path_type (rocm/private/runpath.bzl).
 cc_library(
     name = "rocm_rpath",
-    linkopts = %{rpath_linkopts},
+    linkopts = select({
+        ":build_hermetic": %{rpath_hermetic},
+        ":link_only": %{rpath_link_only},
+        ":multiple_rocm_paths": %{rpath_multiple},
+        "//conditions:default": %{rpath_system},
+    }),
 )
 
 # The compiler and device libraries the HIP toolchain runs with.

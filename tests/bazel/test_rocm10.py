@@ -1,0 +1,92 @@
+"""ROCm 10: a toolkit whose version files say 10.x makes jax_rocm10_pjrt and jax_rocm10_plugin.
+
+TheRock 10.x exists and JAX main discovers `jax_rocm10_plugin` (its jax_plugins/rocm
+tries jax_rocm10_plugin, jax_rocm7_plugin ...); the wheels take the major from the toolkit's
+version files, never from a constant. The fixture is a classic /opt/rocm-X layout made of the
+sandbox's Debian ROCm 7.2.4 (headers copied, libraries linked, the real clang behind a
+wrapper) whose .info/version and rocm_version.h say 10.0.0: what a 10.x install looks like to
+the finder. HIP stays 7.2 inside; only the release's files are rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.bazel.test_rocm_configure import rocm_config
+from tests.conftest import CHECKOUT, SHARED_JAX_ARCHIVE, sandbox
+
+# JAX's tree for the plugin wheel: ../shared's archive, or another tree (JAX_ROCM_TEST_JAX_SOURCE).
+JAX_SOURCE = Path(os.environ.get("JAX_ROCM_TEST_JAX_SOURCE") or SHARED_JAX_ARCHIVE)
+
+pytestmark = pytest.mark.bazel
+
+MAKE_ROCM10 = r"""
+set -e
+r=$1/rocm-10.0.0
+mkdir -p $r/include $r/lib $r/llvm/bin $r/amdgcn $r/.info
+for d in hip hsa rocm-core amd_comgr hipblas hipblas-common hipblaslt hipblaslt-export.h hipblaslt-version.h hipcub \
+         hipfft hiprand hipsolver hipsparse miopen rccl rocblas rocprim rocrand rocsolver; do
+  cp -a /usr/include/$d $r/include/
+done
+rm -f $r/include/hsa/hsa
+for f in /usr/lib/x86_64-linux-gnu/lib*.so*; do
+  case $(basename $f) in libamdhip64*|libhsa-runtime64*|librocblas*|libhipblas*|libhipsolver*|librocsolver*|libhipsparse*|librocsparse*|libMIOpen*|libhipfft*|libhiprand*|librocrand*|librccl*|libamd_comgr*|librocm-core*) ln -s $f $r/lib/ ;; esac
+done
+ln -s /usr/lib/llvm-22/lib/clang/22/amdgcn/bitcode $r/amdgcn/bitcode
+# clang reads the HIP version of --rocm-path from share/hip/version (an old one without it)
+mkdir -p $r/share && cp -a /usr/share/hip $r/share/
+printf '#!/bin/sh\nexec /usr/lib/llvm-22/bin/clang "$@"\n' > $r/llvm/bin/clang; chmod +x $r/llvm/bin/clang
+echo "10.0.0-1" > $r/.info/version
+sed -i -e 's/\(#define ROCM_VERSION_MAJOR\).*/\1 10/' -e 's/\(#define ROCM_VERSION_MINOR\).*/\1 0/' \
+       -e 's/\(#define ROCM_VERSION_PATCH\).*/\1 0/' $r/include/rocm-core/rocm_version.h
+"""
+
+
+@pytest.fixture(scope="module")
+def rocm10(sandbox_root, tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("rocm10")
+    script = base / "make.sh"
+    script.write_text(MAKE_ROCM10)
+    sandbox("run", "--", "sh", str(script), str(base))
+    return base / "rocm-10.0.0"
+
+
+def test_a_rocm_10_toolkit_makes_rocm10_wheels_with_the_names_jax_discovers(in_sandbox, rocm10):
+    flags = ["--config=rocm", "--config=rocm_release", f"--repo_env=ROCM_PATH={rocm10}", "--//rocm:amdgpu_targets=gfx942",
+             "--override_repository=xla=examples/xla", "--//wheel:platform_tag=linux_x86_64"]
+    data = json.loads(in_sandbox("python3", "third_party/gpus/find_rocm_config.py", "--rocm-path", str(rocm10)).stdout)
+    assert (data["layout"], data["rocm_version"], data["rocm_version_number"]) == ("opt_rocm", "10.0.0", 100000)
+    in_sandbox("bazel", "build", *flags, "//:jax_rocm_pjrt_wheel")
+    assert rocm_config(in_sandbox)["rocm_version"] == "10.0.0"
+    [pjrt] = sorted((CHECKOUT / "bazel-bin" / "jax_rocm_pjrt_wheel").glob("*.whl"))
+    assert pjrt.name.startswith("jax_rocm10_pjrt-") and "+rocm10.0.0-" in pjrt.name, pjrt.name
+    with zipfile.ZipFile(pjrt) as z:
+        names = z.namelist()
+        assert "jax_plugins/xla_rocm10/xla_rocm_plugin.so" in names and "jax_plugins/xla_rocm10/__init__.py" in names
+        entry_points = z.read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+        info = json.loads(z.read("jax_plugins/xla_rocm10/build_info.json"))
+    assert "xla_rocm10 = jax_plugins.xla_rocm10" in entry_points
+    assert (info["rocm_major"], info["rocm_version"], info["rocm_path_type"]) == (10, "10.0.0", "link_only")
+
+
+@pytest.mark.skipif(not JAX_SOURCE.exists(), reason=f"JAX's source tree {JAX_SOURCE} is absent (JAX_ROCM_TEST_JAX_SOURCE)")
+def test_a_rocm_10_toolkit_makes_the_jax_rocm10_plugin_package(in_sandbox, rocm10):
+    flags = ["--config=rocm", "--config=rocm_release", f"--repo_env=ROCM_PATH={rocm10}", "--//rocm:amdgpu_targets=gfx942",
+             "--override_repository=xla=examples/xla", f"--override_repository=jax={JAX_SOURCE}",
+             "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.14", "--//wheel:platform_tag=linux_x86_64"]
+    tree = JAX_SOURCE if JAX_SOURCE.is_dir() else JAX_SOURCE.parent  # mounted into the sandbox, as ci_build does
+    sandbox("run", "--bind", str(tree), "--", "bazel", "build", *flags, "//:jax_rocm_plugin_wheel_cp314", cwd=CHECKOUT,
+            timeout=1700)
+    [plugin] = sorted((CHECKOUT / "bazel-bin" / "jax_rocm_plugin_wheel_cp314").glob("*.whl"))
+    assert plugin.name.startswith("jax_rocm10_plugin-") and "+rocm10.0.0-cp314-" in plugin.name, plugin.name
+    with zipfile.ZipFile(plugin) as z:
+        names = z.namelist()
+        metadata = z.read(next(n for n in names if n.endswith("METADATA"))).decode()
+    assert any(n.startswith("jax_rocm10_plugin/_solver.cpython-314") for n in names), names
+    assert "jax_rocm10_plugin/build_info.json" in names
+    assert "Requires-Dist: jax-rocm10-pjrt==" in metadata
