@@ -79,7 +79,7 @@ def test_prefetch_selects_exactly_the_pinned_wheel_files():
     assert by_name["nanobind-3.1.0-py3-none-any.whl"].pip_args() == ["--no-deps", "--only-binary=:all:", "nanobind==3.1.0"]
     assert {p.parent.name for p in others} == {"xla", "jax", "abseil", "rules_ml_toolchain"}
     sources, rest = prefetch.debian_sources(others)
-    assert {p.parent.name for p in rest} == {"xla", "jax"}
+    assert {p.parent.name for p in rest} == {"xla", "jax", "rules_ml_toolchain"}
     (abseil,) = sources
     assert (abseil.package, abseil.orig, abseil.filename) == ("abseil", "abseil_20260526.0.orig.tar.gz", "20260526.0.tar.gz")
     assert "source --download-only abseil=20260526.0-2" in abseil.apt_script()
