@@ -18,13 +18,13 @@ pytestmark = pytest.mark.bazel
 XLA_ROCM_TARGETS = {
     "rocm_headers", "rocm_config", "hip", "hip_runtime", "rocblas", "hipblas", "hipblaslt", "hipsolver",
     "rocsolver", "hipsparse", "miopen", "rccl", "hipfft", "hiprand", "roctracer", "rocprim", "rocm_rpath",
-    "toolchain_data", "rocminfo", "build_defs_bzl", "rocm_smi", "rocprofiler_sdk", "using_hipcc", "linux_x64", "rocm_root",
+    "toolchain_data", "rocminfo", "build_defs_bzl", "rocm_smi", "rocprofiler_sdk", "using_hipcc", "linux_x64", "rocm_root", "rocm_redist", "rocm_dist",
 }
 XLA_NAMES_TEST = "//tests/rocm/xla_names:xla_names_test"
 
 
 def rocm_targets(in_sandbox, *flags: str) -> set[str]:
-    out = in_sandbox("bazel", "query", *flags, "@local_config_rocm//rocm:all").stdout
+    out = in_sandbox("bazel", "query", *flags, "@local_config_rocm//rocm:*").stdout  # files too (rocm_dist)
     return {line.split(":", 1)[1] for line in out.split() if line.startswith("@local_config_rocm//rocm:")}
 
 

@@ -79,7 +79,8 @@ _TOOLCHAIN = {
 }
 
 # Targets of //rocm besides one per library: XLA's names (its third_party/gpus/rocm/BUILD.tpl).
-_XLA_EXTRA_TARGETS = ["rocm_headers", "rocm_config", "hip_runtime", "rocm_rpath", "toolchain_data", "rocminfo", "rocm_root"]
+_XLA_EXTRA_TARGETS = ["rocm_headers", "rocm_config", "hip_runtime", "rocm_rpath", "toolchain_data", "rocminfo", "rocm_root",
+                      "rocm_redist", "rocm_dist"]
 
 def _target_name(library):
     return library.replace("-", "_")
@@ -214,7 +215,9 @@ def _missing_stanza(name, package, description):
     return '\nrocm_missing(\n    name = "%s",\n    message = %s,\n)\n' % (_target_name(name), repr(message))
 
 def _toolchain_data(rctx, config):
-    """Links the toolkit's clang and device libraries under rocm/ for the toolchain_data filegroup."""
+    """Links the toolkit's clang and device libraries under rocm/ for the toolchain_data filegroup
+    (and the toolkit's root as rocm/rocm_dist, rules_ml_toolchain's name for it)."""
+    rctx.symlink(config["rocm_toolkit_path"], "rocm/rocm_dist")
     rctx.symlink(config["clang_path"], "rocm/llvm/bin/clang")
     files = ["llvm/bin/clang"]
     if config.get("hipcc_path"):

@@ -58,10 +58,18 @@ filegroup(
     srcs = %{toolchain_data},
 )
 
-# rules_ml_toolchain's name (@config_rocm_hipcc//rocm:rocm_root) for the toolkit files its
-# HIP toolchain reads: here the same compiler and device libraries.
+# rules_ml_toolchain's names (@config_rocm_hipcc//rocm:...) for the toolkit's files, which
+# XLA's own repository rule and its HIP toolchain read: here the same compiler and device
+# libraries, and rocm_dist the toolkit's root itself (a link), as XLA's WORKSPACE build names it.
 filegroup(
     name = "rocm_root",
     srcs = [":toolchain_data"],
 )
+
+filegroup(
+    name = "rocm_redist",
+    srcs = [":toolchain_data"],
+)
+
+exports_files(["rocm_dist"])
 %{rocminfo}%{missing}%{xla_settings}
