@@ -18,6 +18,7 @@ major: N comes from ``build_info.json`` or else from this module's name.
       "clang_version": "22.0.0", "rocm_layout": "debian", "rocm_source": "...",
       "rocm_therock_family": "",                 # a TheRock tarball's family (gfx94X-dcgpu ...), else ""
       "amdgpu_targets": ["gfx942", "gfx950"],    # offload architectures compiled in
+      "rocm_path_type": "link_only",             # where the .so files look for ROCm (rocm/private/runpath.bzl)
       "python_tag": "py3",                       # cpXY in the plugin wheel
       "sources": {"xla": {"commit": "<sha>", "sha256": "<archive>", "version": "",
                           "origin": "pinned"},   # origin: pinned | override

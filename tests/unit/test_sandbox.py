@@ -250,3 +250,29 @@ def test_help_teaches_every_subcommand():
     out = sandbox("--help").stdout
     for word in ("ensure", "run", "info", "clean", "XDG_CACHE_HOME", "--mirror", "125"):
         assert word in out
+
+
+def test_an_ambient_rocm_path_is_mounted_only_when_it_is_a_host_folder_of_its_own(tmp_path):
+    rocm = tmp_path / "rocm-7.2.4"
+    rocm.mkdir()
+    assert environment.rocm_path_binds({"ROCM_PATH": str(rocm)}) == [rocm]
+    assert environment.rocm_path_binds({"ROCM_PATH": str(tmp_path / "missing")}) == []
+    assert environment.rocm_path_binds({"ROCM_PATH": "/usr"}) == []  # the root's own /usr: Debian's ROCm inside
+    assert environment.rocm_path_binds({"ROCM_PATH": "relative/rocm"}) == []
+    assert environment.rocm_path_binds({}) == []
+
+
+def test_an_extra_folder_behind_a_link_is_mounted_at_the_link_and_at_its_target(tmp_path, monkeypatch):
+    monkeypatch.delenv("ROCM_PATH", raising=False)
+    real = Path("/var/tmp") / f"sandbox-test-{os.getpid()}" / "rocm-7.2.4"
+    real.mkdir(parents=True, exist_ok=True)
+    link = real.parent / "rocm"
+    link.symlink_to(real.name)
+    try:
+        binds = environment.run_binds(cache.Paths.default(), [link], Path("/"))
+    finally:
+        link.unlink()
+        real.rmdir()
+        real.parent.rmdir()
+    extra = [(b.source, b.target) for b in binds if b.source == real]
+    assert extra == [(real, str(link)), (real, str(real))]

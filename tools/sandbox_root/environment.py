@@ -1,6 +1,7 @@
 """What a command inside the root sees: its mounts and its environment.
 
-The checkout (and ../shared, /tmp, the current directory) at their own paths,
+The checkout (and ../shared, /tmp, the current directory, the folder an ambient
+ROCM_PATH names) at their own paths,
 Bazel's output root and distdir from the cache, the host's CA bundle and pip
 settings, a generated /etc/bazel.bazelrc that resolves modules offline, and a
 bazel launcher that runs a workspace's tools/bazel as bazelisk does.
