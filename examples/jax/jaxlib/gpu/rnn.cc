@@ -22,10 +22,11 @@ NB_MODULE(_rnn, m) {
     targets[JAX_GPU_PREFIX "dnn_rnn_bwd_ffi"] = jax::EncapsulateFfiHandler(RNNBackwardFfi);
     return targets;
   });
-  // jaxlib.gpu_rnn binds both at import and calls them when lowering an RNN.
+  // jaxlib.gpu_rnn binds both at import and calls them when lowering an RNN, with JAX's
+  // RNN arguments (dropout is a float probability).
   m.def("build_rnn_descriptor",
         [](int input_size, int hidden_size, int num_layers, int batch_size,
-           int max_seq_length, bool dropout, bool bidirectional, bool allow_tf32,
+           int max_seq_length, float dropout, bool bidirectional, bool allow_tf32,
            int64_t workspace_size, int64_t reserve_space_size) {
           RnnDescriptor d{input_size, hidden_size,  num_layers,     batch_size,
                           max_seq_length, dropout,  bidirectional,  allow_tf32,
@@ -35,7 +36,7 @@ NB_MODULE(_rnn, m) {
         });
   m.def("compute_rnn_workspace_reserve_space_sizes",
         [](int input_size, int hidden_size, int num_layers, int batch_size,
-           int max_seq_length, bool dropout, bool bidirectional, bool allow_tf32) {
+           int max_seq_length, float dropout, bool bidirectional, bool allow_tf32) {
           (void)allow_tf32;
           auto sizes = RnnComputeWorkspaceReserveSpaceSizes(
               input_size, hidden_size, num_layers, batch_size, max_seq_length, dropout,

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "jaxlib/ffi_helpers.h"
+#include "jaxlib/gpu/gpu_kernel_helpers.h"
 #include "jaxlib/gpu/vendor.h"
 #include "xla/ffi/api/ffi.h"
 
@@ -63,7 +64,7 @@ std::string PackRnnDescriptor(const RnnDescriptor& descriptor) {
 
 absl::StatusOr<std::pair<int64_t, int64_t>> RnnComputeWorkspaceReserveSpaceSizes(
     int input_size, int hidden_size, int num_layers, int batch_size, int max_seq_length,
-    bool dropout, bool bidirectional) {
+    float dropout, bool bidirectional) {
   if (input_size <= 0 || hidden_size <= 0 || num_layers <= 0 || batch_size <= 0 ||
       max_seq_length <= 0) {
     return absl::InvalidArgumentError("examples/jax: RNN sizes must be positive");
@@ -115,6 +116,8 @@ ffi::ErrorOr<RnnDescriptor> Unpack(std::string_view opaque, const char* target) 
 ffi::Error CheckAndRefuse(std::string_view opaque, const char* target) {
   auto d = Unpack(opaque, target);
   if (!d) return d.error();
+  int device = -1;  // the call runs on a device: without one, HIP's error says so
+  JAX_FFI_CHECK_GPU(gpuGetDevice(&device));
   miopenRNNDescriptor_t rnn = nullptr;
   JAX_FFI_RETURN_IF_ERROR_STATUS(MiopenStatus(miopenCreateRNNDescriptor(&rnn), "miopenCreateRNNDescriptor"));
   absl::Status set = SetLstm(rnn, d->hidden_size, d->num_layers, d->bidirectional != 0);

@@ -20,7 +20,7 @@ struct RnnDescriptor {
   int32_t num_layers;
   int32_t batch_size;
   int32_t max_seq_length;
-  int32_t dropout;
+  float dropout;
   int32_t bidirectional;
   int32_t allow_tf32;
   int64_t workspace_size;
@@ -33,7 +33,7 @@ std::string PackRnnDescriptor(const RnnDescriptor& descriptor);
 // shape: a MIOpen handle, RNN and tensor descriptors. Needs a GPU (MIOpen's handle).
 absl::StatusOr<std::pair<int64_t, int64_t>> RnnComputeWorkspaceReserveSpaceSizes(
     int input_size, int hidden_size, int num_layers, int batch_size, int max_seq_length,
-    bool dropout, bool bidirectional);
+    float dropout, bool bidirectional);
 
 // MIOpen's version, "major.minor.patch" (a host call, no GPU needed).
 std::string MiopenVersion();

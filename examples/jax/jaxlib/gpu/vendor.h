@@ -27,6 +27,7 @@ typedef hipError_t gpuError_t;
 #define gpuMemcpyHostToDevice hipMemcpyHostToDevice
 #define gpuMemcpyDeviceToDevice hipMemcpyDeviceToDevice
 #define gpuStreamSynchronize hipStreamSynchronize
+#define gpuGetDevice hipGetDevice
 
 typedef hipblasHandle_t gpublasHandle_t;
 typedef hipblasStatus_t gpublasStatus_t;
