@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""What compiling JAX's real FFI modules costs, against the examples/jax stand-ins they replaced.
+"""What compiling JAX's FFI modules through @jax costs, against the old examples/jax stand-ins.
 
     python3 bench/bench_jax_modules.py [--targets gfx942] [--jax PATH] [--skip-build]
 
 Same run, same machine, each build cold in an output base of its own (the repository
 cache is shared, so no download is timed):
   baseline  //jaxlib/rocm:rocm_extensions at the last commit whose examples/jax held all
-            eight stand-in modules (a detached worktree of this checkout's history)
-  current   the same target here, from JAX's files (--jax, default ../shared/upstream's
-            jax-v0.10.2 archive), abseil built from source included
+            eight stand-in modules as its own Bazel packages, before //jaxlib/rocm compiled
+            @jax's files (a detached worktree of this checkout's history)
+  current   the same target here through @jax, abseil built from source included: from
+            --jax PATH (a JAX checkout or archive; default $JAX_ROCM_TEST_JAX_TREE, else
+            examples/jax, this project's stand-in tree laid out like JAX's)
 Then the plugin wheel against the published jax_rocm7_plugin 0.10.2 for cp311 (PyPI, 3.8 MB):
 ours is dist/'s cp311 wheel (the README's main job writes it), module by module.
 """
@@ -16,6 +18,7 @@ ours is dist/'s cp311 wheel (the README's main job writes it), module by module.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -24,9 +27,12 @@ from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 SANDBOX = [sys.executable, str(CHECKOUT / "tools" / "sandbox.py")]
-# A file every stand-in tree had and JAX's tree replaced: its deleting commit's parent is the baseline.
+# A file the old stand-in tree had, deleted when //jaxlib/rocm began compiling @jax's files
+# (and added back later, laid out for @jax): the deleting commit's parent is the baseline.
 STAND_IN_FILE = "examples/jax/jaxlib/gpu/prng.cc"
 TARGET = "//jaxlib/rocm:rocm_extensions"
+# The sandbox mounts these already; another tree is bound into it.
+MOUNTED = (CHECKOUT, CHECKOUT.parent / "shared", Path("/tmp"))
 
 
 def git(*args: str) -> str:
@@ -34,19 +40,24 @@ def git(*args: str) -> str:
 
 
 def baseline_commit() -> str:
-    deleted_in = git("rev-list", "-n1", "HEAD", "--", STAND_IN_FILE)
+    deleted_in = git("log", "-n1", "--diff-filter=D", "--format=%H", "HEAD", "--", STAND_IN_FILE)
     if not deleted_in:
         raise SystemExit(f"bench_jax_modules: no commit removed {STAND_IN_FILE}; is this a full clone (git fetch --unshallow)?")
     return git("rev-parse", deleted_in + "^")
 
 
-def cold_build(workspace: Path, flags: list[str], output_base: Path) -> float:
+def binds(tree: Path) -> list[str]:
+    folder = tree if tree.is_dir() else tree.parent
+    return [] if any(folder == m or m in folder.parents for m in MOUNTED) else ["--bind", str(folder)]
+
+
+def cold_build(workspace: Path, flags: list[str], output_base: Path, extra: list[str] = ()) -> float:
     """Seconds for a build from an empty output base (the Bazel server start excluded)."""
     script = (f"bazel --output_base={output_base} info >/dev/null 2>&1 && start=$(date +%s.%N) && "
               f"bazel --output_base={output_base} build {' '.join(flags)} {TARGET} >{output_base}.log 2>&1; "
               f"status=$?; end=$(date +%s.%N); bazel --output_base={output_base} shutdown; "
               f"echo \"$status $start $end\"")
-    result = subprocess.run(SANDBOX + ["run", "--", "sh", "-c", script], cwd=workspace, capture_output=True, text=True)
+    result = subprocess.run(SANDBOX + ["run", *extra, "--", "sh", "-c", script], cwd=workspace, capture_output=True, text=True)
     status, start, end = result.stdout.split()[-3:]
     if status != "0":
         raise SystemExit(f"bench_jax_modules: the build in {workspace} failed; see {output_base}.log")
@@ -69,8 +80,9 @@ def published_wheel(dest: Path) -> Path | None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--targets", default="gfx942", help="amdgpu targets of both builds (default: %(default)s)")
-    parser.add_argument("--jax", type=Path, default=CHECKOUT.parent / "shared" / "upstream" / "jax-v0.10.2-src.tar.gz",
-                        help="JAX checkout or archive for the current build (default: %(default)s)")
+    parser.add_argument("--jax", type=Path, default=Path(os.environ.get("JAX_ROCM_TEST_JAX_TREE") or CHECKOUT / "examples" / "jax"),
+                        help="JAX checkout or archive for the current build (default: $JAX_ROCM_TEST_JAX_TREE, else "
+                             "examples/jax: %(default)s)")
     parser.add_argument("--skip-build", action="store_true", help="only compare the wheel sizes")
     args = parser.parse_args(argv)
     common = ["--config=rocm", f"--//rocm:amdgpu_targets={args.targets}"]
@@ -86,12 +98,13 @@ def main(argv: list[str] | None = None) -> int:
                                        f"--override_repository=xla={baseline}/examples/xla"]
                 print(f"baseline: examples/jax stand-ins at {commit[:12]}, {TARGET}, cold ...", flush=True)
                 base_s = cold_build(baseline, base_flags, tmp / "out-baseline")
-                print(f"current:  JAX's files from {args.jax}, cold ...", flush=True)
+                print(f"current:  @jax from {args.jax}, cold ...", flush=True)
                 cur_s = cold_build(CHECKOUT, common + [f"--override_repository=jax={args.jax.resolve()}",
-                                                        f"--override_repository=xla={CHECKOUT}/examples/xla"], tmp / "out-current")
+                                                        f"--override_repository=xla={CHECKOUT}/examples/xla"], tmp / "out-current",
+                                   binds(args.jax.resolve()))
             finally:
                 git("worktree", "remove", "--force", str(baseline))
-        print(f"cold build of {TARGET} for {args.targets}: stand-ins {base_s:.1f} s, JAX's modules {cur_s:.1f} s "
+        print(f"cold build of {TARGET} for {args.targets}: old stand-ins {base_s:.1f} s, @jax from {args.jax} {cur_s:.1f} s "
               f"(ratio {cur_s / base_s:.2f}x)")
 
     ours = sorted((CHECKOUT / "dist").glob("jax_rocm7_plugin-*-cp311-*.whl"))

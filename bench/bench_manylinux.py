@@ -2,10 +2,11 @@
 """Benchmark: the wheels built with the manylinux_2_28 toolchain (Zig's clang, glibc 2.28,
 libc++) against the sandbox's own compiler (Debian sid's gcc, glibc 2.43, libstdc++), in one run.
 
-    python3 bench/bench_manylinux.py [--amdgpu-targets gfx942] [--python-versions 3.11] [--cold-zig-cache]
+    python3 bench/bench_manylinux.py [--amdgpu-targets gfx942] [--python-versions 3.11] [--cold-zig-cache] [--jax PATH]
 
-Each toolchain builds the README's main command (`ci_build dist_wheels`, JAX from
-../shared/upstream's archive, XLA's stand-in) in a fresh copy of this checkout, so each
+Each toolchain builds the README's main command (`ci_build --sources=examples dist_wheels`:
+the examples/xla and examples/jax stand-ins; with --jax PATH or $JAX_ROCM_TEST_JAX_TREE, JAX's
+modules from that JAX checkout or archive instead) in a fresh copy of this checkout, so each
 has a private, cold Bazel output base (the repository cache and distdir are shared:
 no download is timed). The sandbox's toolchain is the baseline. Printed per toolchain:
 wall time of dist_wheels (Bazel build, audit, re-tag), the wheels' sizes, and the
@@ -18,6 +19,7 @@ report says which. Single runs: one sample per toolchain, no statistics.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -29,14 +31,13 @@ CHECKOUT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
 from copy_workspace import copy_workspace  # noqa: E402
 
-JAX_ARCHIVE = CHECKOUT.parent / "shared" / "upstream" / "jax-v0.10.2-src.tar.gz"
 TOOLCHAINS = ("sandbox", "manylinux_2_28")  # the first is the baseline
 ZIG_CACHE = "/var/tmp/jax-rocm-build/zig-cache"
 
 
-def dist_wheels(checkout: Path, toolchain: str, targets: str, pythons: str, output: Path) -> float:
-    cmd = [sys.executable, "build/ci_build", "--sources=examples", f"--jax-source-dir={JAX_ARCHIVE}", "dist_wheels",
-           "--allow-stand-ins", f"--host-toolchain={toolchain}", f"--amdgpu-targets={targets}",
+def dist_wheels(checkout: Path, toolchain: str, targets: str, pythons: str, output: Path, jax: Path | None) -> float:
+    cmd = [sys.executable, "build/ci_build", "--sources=examples", *([f"--jax-source-dir={jax}"] if jax else []),
+           "dist_wheels", "--allow-stand-ins", f"--host-toolchain={toolchain}", f"--amdgpu-targets={targets}",
            f"--python-versions={pythons}", f"--output-dir={output}"]
     start = time.perf_counter()
     result = subprocess.run(cmd, cwd=checkout, capture_output=True, text=True)
@@ -74,10 +75,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--amdgpu-targets", default="gfx942", help="default: %(default)s (one target keeps a cold build short)")
     parser.add_argument("--python-versions", default="%d.%d" % sys.version_info[:2], help="default: this Python's, %(default)s")
     parser.add_argument("--cold-zig-cache", action="store_true", help=f"empty Zig's cache ({ZIG_CACHE}) first")
+    parser.add_argument("--jax", type=Path, default=os.environ.get("JAX_ROCM_TEST_JAX_TREE") or None,
+                        help="a JAX checkout or archive for JAX's modules (default: $JAX_ROCM_TEST_JAX_TREE, else "
+                             "examples/jax, as the README's main command)")
     args = parser.parse_args(argv)
-    if not JAX_ARCHIVE.is_file():
-        print(f"bench_manylinux: JAX's source archive {JAX_ARCHIVE} is absent; it is what the README's main command builds",
-              file=sys.stderr)
+    jax = args.jax.resolve() if args.jax else None
+    if jax and not jax.exists():
+        print(f"bench_manylinux: --jax {jax} does not exist", file=sys.stderr)
         return 1
     if args.cold_zig_cache:
         subprocess.run([sys.executable, str(CHECKOUT / "tools" / "sandbox.py"), "run", "--", "rm", "-rf", ZIG_CACHE], check=True)
@@ -88,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             output = Path(tmp) / toolchain / "dist"
             print(f"bench_manylinux: {toolchain}: cold dist_wheels ...", file=sys.stderr, flush=True)
             try:
-                seconds = dist_wheels(checkout, toolchain, args.amdgpu_targets, args.python_versions, output)
+                seconds = dist_wheels(checkout, toolchain, args.amdgpu_targets, args.python_versions, output, jax)
             finally:
                 shutdown(checkout)
             wheels = sorted(output.glob("*.whl"))

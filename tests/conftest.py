@@ -13,9 +13,12 @@ import pytest
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 SANDBOX_PY = CHECKOUT / "tools" / "sandbox.py"
-# JAX's source tree at the pinned tag, as ../shared/upstream provides it (its README):
-# what the tests build JAX's modules from, as a user builds from a checkout.
-SHARED_JAX_ARCHIVE = CHECKOUT.parent / "shared" / "upstream" / "jax-v0.10.2-src.tar.gz"
+# JAX's modules are built in CI from examples/jax, this project's stand-in laid out like
+# JAX's tree (the same //jaxlib/rocm BUILD path a real checkout takes, labelled stand-in).
+EXAMPLES_JAX = CHECKOUT / "examples" / "jax"
+# The gated tier: a real JAX tree (a checkout or an archive of one, e.g. jax-v0.10.2) to
+# build JAX's own files from. Unset, the tests that need it skip, naming the variable.
+JAX_TREE_ENV = "JAX_ROCM_TEST_JAX_TREE"
 TIERS = ("unit", "bazel", "e2e")
 # The ROCm set the bazel tier needs; `full` also satisfies tests written for `minimal`.
 TEST_ROCM_PROFILE = os.environ.get("JAX_ROCM_TEST_PROFILE", "full")
@@ -26,6 +29,41 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         tiers = [t for t in TIERS if item.get_closest_marker(t)]
         if len(tiers) != 1:
             raise pytest.UsageError(f"{item.nodeid}: needs exactly one tier marker of {TIERS}, has {tiers}")
+
+
+def jax_tree_from_env() -> Path | None:
+    """The JAX tree JAX_ROCM_TEST_JAX_TREE names (absolute), or None when it is unset."""
+    value = os.environ.get(JAX_TREE_ENV, "").strip()
+    return Path(value).expanduser().resolve() if value else None
+
+
+def require_jax_tree() -> Path:
+    """The real JAX tree of the gated tests; skips the calling test when JAX_ROCM_TEST_JAX_TREE is unset."""
+    tree = jax_tree_from_env()
+    if tree is None:
+        pytest.skip(f"{JAX_TREE_ENV} is unset: set it to a JAX checkout or archive (e.g. of jax-v0.10.2) to build "
+                    "JAX's own files")
+    if not tree.exists():
+        pytest.fail(f"{JAX_TREE_ENV}={tree} does not exist")
+    return tree
+
+
+@pytest.fixture(scope="session")
+def jax_tree() -> Path:
+    """The real JAX tree (JAX_ROCM_TEST_JAX_TREE); the test skips without it."""
+    return require_jax_tree()
+
+
+def sandbox_binds(*paths: Path) -> list[str]:
+    """`sandbox.py run` arguments mounting these trees (an archive: its folder) when they are
+    outside what the sandbox mounts anyway (the checkout, ../shared, /tmp)."""
+    mounted = (CHECKOUT, CHECKOUT.parent / "shared", Path("/tmp"))
+    binds = []
+    for path in paths:
+        folder = path if path.is_dir() else path.parent
+        if not any(folder == m or m in folder.parents for m in mounted) and str(folder) not in binds:
+            binds.append(str(folder))
+    return [a for b in binds for a in ("--bind", b)]
 
 
 def load_module(name: str, path: Path):

@@ -1,10 +1,11 @@
-"""//jaxlib/rocm built from JAX's own files (../shared/upstream's jax-v0.10.2 archive, as a
-user builds from a checkout), with XLA from examples/xla.
+"""//jaxlib/rocm built from a JAX tree, with XLA from examples/xla, twice: from examples/jax
+(this project's stand-in laid out like JAX's tree: every CI run) and from the real JAX tree
+JAX_ROCM_TEST_JAX_TREE names (a checkout or archive, as a user builds from one; gated).
 
-One build; then the sandbox's Python imports every extension module
+One build per tree; then the sandbox's Python imports every extension module
 (tests/infra/check_modules.py) and tools/fatbin.py reads the device code of the modules
-that have HIP kernels. The modules compiled from JAX are told from the two stand-ins
-(_triton, rocm_plugin_extension) by the stand-ins' marker attribute.
+that have HIP kernels. Modules built from examples/ carry the stand-ins' marker attribute;
+JAX's own do not.
 """
 
 from __future__ import annotations
@@ -14,51 +15,81 @@ import shlex
 
 import pytest
 
-from tests.conftest import CHECKOUT, SHARED_JAX_ARCHIVE, sandbox
+from tests.conftest import CHECKOUT, EXAMPLES_JAX, require_jax_tree, sandbox, sandbox_binds
 
-pytestmark = [
-    pytest.mark.bazel,
-    pytest.mark.skipif(not SHARED_JAX_ARCHIVE.is_file(), reason=f"JAX's source archive {SHARED_JAX_ARCHIVE} is absent"),
-]
+pytestmark = pytest.mark.bazel
 
 TARGETS = ["gfx90a", "gfx942"]
 FLAGS = (
     "--config=rocm",
     f"--//rocm:amdgpu_targets={','.join(TARGETS)}",
-    f"--override_repository=jax={SHARED_JAX_ARCHIVE}",
     f"--override_repository=xla={CHECKOUT}/examples/xla",
 )
 OUT = "bazel-bin/jaxlib/rocm"
 JAX_MODULES = ("_prng", "_linalg", "_solver", "_sparse", "_hybrid", "_rnn")
 STAND_INS = {"_triton": ["hip_triton_kernel_call_ffi"], "rocm_plugin_extension": []}
-# Modules with HIP kernels, and how many .cu.cc files each links (one bundle each).
+# What examples/jax's modules register: JAX's target names, one or more per module.
+EXAMPLE_REGISTRATIONS = {
+    "_prng": ["hip_threefry2x32_ffi"],
+    "_linalg": ["hip_lu_pivots_to_permutation"],
+    "_solver": ["hipsolver_getrf_ffi", "hipsolver_orgqr_ffi", "hipsolver_potrf_ffi"],
+    "_sparse": ["hipsparse_gtsv2_ffi"],
+    "_hybrid": ["hiphybrid_geqp3"],
+    "_rnn": ["hipdnn_rnn_bwd_ffi", "hipdnn_rnn_ffi"],
+}
+# Modules with HIP kernels, and how many .cu.cc files each links (one bundle each): the
+# same in JAX's tree and in examples/jax, which has a kernel in each of those files.
 DEVICE_CODE = {"_prng": 1, "_linalg": 1, "_solver": 2}
 
 
-@pytest.fixture(scope="module")
-def built(sandbox_root, tmp_path_factory) -> dict:
-    """Builds //jaxlib/rocm:all once; returns check_modules.py's, fatbin.py's and @jax's source_info JSON."""
+@pytest.fixture(scope="module", params=["examples", "jax"])
+def built(request, sandbox_root, tmp_path_factory) -> dict:
+    """Builds //jaxlib/rocm:all once per tree (examples/jax; the real one, gated); returns
+    check_modules.py's, fatbin.py's and @jax's source_info JSON, and the tree."""
+    tree = EXAMPLES_JAX if request.param == "examples" else require_jax_tree()
     out = tmp_path_factory.mktemp("jax_modules")  # under /tmp, which the sandbox shares
     # Only this build's modules: bazel-bin may also hold other Pythons' from earlier builds.
     so_files = " ".join(f"{OUT}/{name}$EXT" for name in DEVICE_CODE)
     script = (
         "EXT=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var(\"EXT_SUFFIX\"))')"
-        f" && bazel build {' '.join(map(shlex.quote, FLAGS))} //jaxlib/rocm:all"
+        f" && bazel build {' '.join(map(shlex.quote, FLAGS))} --override_repository=jax={tree} //jaxlib/rocm:all"
         f" && python3 tests/infra/check_modules.py {OUT} > {out}/modules.json"
         f" && python3 tools/fatbin.py --json {so_files} > {out}/fatbin.json"
         f" && cat $(bazel info output_base)/external/_main~sources~jax/source_info.json > {out}/source_info.json"
     )
-    sandbox("run", "--", "sh", "-c", script, cwd=CHECKOUT)
-    return {name: json.loads((out / f"{name}.json").read_text()) for name in ("modules", "fatbin", "source_info")}
+    sandbox("run", *sandbox_binds(tree), "--", "sh", "-c", script, cwd=CHECKOUT)
+    result = {name: json.loads((out / f"{name}.json").read_text()) for name in ("modules", "fatbin", "source_info")}
+    return result | {"kind": request.param, "tree": tree}
 
 
-def test_jax_is_the_archive_given_and_its_commit_is_known(built):
+def test_jax_is_the_tree_given_and_says_whether_it_is_a_stand_in(built):
     info = built["source_info"]
-    assert info["origin"] == "local archive" and info["path"] == str(SHARED_JAX_ARCHIVE)
-    assert (info["commit"], info["version"]) == ("990e6a0b84138346e6a38785412f36356e0e5dc3", "0.10.2")
+    assert info["version"] and info["origin"] == ("local checkout" if built["tree"].is_dir() else "local archive")
+    if built["kind"] == "examples":
+        assert (info["path"], info["stand_in"], info["version"], info["commit"]) == ("examples/jax", True, "0.10.2", None)
+    else:
+        assert (info["path"], info["stand_in"]) == (str(built["tree"]), False)
+        if info["version"] == "0.10.2" and info["commit"]:  # a git checkout or `git archive` of the tag
+            assert info["commit"] == "990e6a0b84138346e6a38785412f36356e0e5dc3"
+
+
+def test_examples_jax_modules_are_stand_ins_registering_jaxs_target_names(built):
+    if built["kind"] != "examples":
+        pytest.skip("examples/jax only")
+    modules = built["modules"]
+    assert sorted(modules) == sorted(JAX_MODULES + tuple(STAND_INS))
+    for name in JAX_MODULES:
+        module = modules[name]
+        assert module["file"].startswith(f"{CHECKOUT}/{OUT}/{name}."), module["file"]
+        assert module["marker"] == "examples/jax", name
+        assert sorted(module["registrations"]) == EXAMPLE_REGISTRATIONS[name], name
+        for target, entry in module["registrations"].items():
+            assert entry == {"type": "PyCapsule", "capsule_name": None, "has_pointer": True}, target
 
 
 def test_jax_modules_are_jaxs_and_register_ffi_handlers(built):
+    if built["kind"] != "jax":
+        pytest.skip("the real JAX tree only")
     modules = built["modules"]
     assert sorted(modules) == sorted(JAX_MODULES + tuple(STAND_INS))
     for name in JAX_MODULES:

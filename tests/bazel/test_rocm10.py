@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 
 from tests.bazel.test_rocm_configure import rocm_config
-from tests.conftest import CHECKOUT, SHARED_JAX_ARCHIVE, sandbox
+from tests.conftest import CHECKOUT, EXAMPLES_JAX, jax_tree_from_env, sandbox
 
-# JAX's tree for the plugin wheel: ../shared's archive, or another tree (JAX_ROCM_TEST_JAX_SOURCE).
-JAX_SOURCE = Path(os.environ.get("JAX_ROCM_TEST_JAX_SOURCE") or SHARED_JAX_ARCHIVE)
+# JAX's tree for the plugin wheel: the stand-in tree, or a real one (JAX_ROCM_TEST_JAX_TREE): what the
+# ROCm layouts are tested with does not depend on it.
+JAX_SOURCE = jax_tree_from_env() or EXAMPLES_JAX
 
 pytestmark = pytest.mark.bazel
 
@@ -74,7 +75,6 @@ def test_a_rocm_10_toolkit_makes_rocm10_wheels_with_the_names_jax_discovers(in_s
     assert (info["rocm_major"], info["rocm_version"], info["rocm_path_type"]) == (10, "10.0.0", "link_only")
 
 
-@pytest.mark.skipif(not JAX_SOURCE.exists(), reason=f"JAX's source tree {JAX_SOURCE} is absent (JAX_ROCM_TEST_JAX_SOURCE)")
 def test_a_rocm_10_toolkit_makes_the_jax_rocm10_plugin_package(in_sandbox, rocm10):
     flags = ["--config=rocm", "--config=rocm_release", f"--repo_env=ROCM_PATH={rocm10}", "--//rocm:amdgpu_targets=gfx942",
              "--override_repository=xla=examples/xla", f"--override_repository=jax={JAX_SOURCE}",

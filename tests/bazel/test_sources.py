@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, SHARED_JAX_ARCHIVE, sandbox
+from tests.conftest import CHECKOUT, EXAMPLES_JAX, require_jax_tree, sandbox, sandbox_binds
 
 pytestmark = pytest.mark.bazel
 
@@ -51,12 +52,11 @@ def test_a_wrong_sha256_fails_naming_the_pin_file_and_the_real_hash(sandbox_root
     assert "python3 tools/update_pins.py nanobind" in result.stderr
 
 
-@pytest.mark.skipif(not SHARED_JAX_ARCHIVE.is_file(), reason=f"JAX's source archive {SHARED_JAX_ARCHIVE} is absent")
 def test_preflight_builds_every_native_artifact_offline_from_a_clean_output_base(sandbox_root, scratch_checkout):
-    """`ci_build preflight` against examples/xla, in a fresh copy: a clean output base, no network."""
+    """`ci_build preflight` against examples/xla, in a fresh copy: a clean output base, no network
+    (JAX's modules from the copy's examples/jax, which --sources=examples takes)."""
     xla = scratch_checkout / "examples" / "xla"
     result = subprocess.run([sys.executable, "build/ci_build", "--sources=examples", f"--xla-source-dir={xla}",
-                             f"--jax-source-dir={SHARED_JAX_ARCHIVE}",
                              "--amdgpu-targets=gfx942", "preflight"], cwd=scratch_checkout, capture_output=True, text=True)
     log = result.stdout + result.stderr
     try:
@@ -78,23 +78,42 @@ def test_a_missing_symbol_in_the_plugin_fails_at_link_time(sandbox_root, scratch
     assert "undefined reference to `jax_rocm_symbol_nobody_defines'" in result.stderr
 
 
-@pytest.mark.skipif(not SHARED_JAX_ARCHIVE.is_file(), reason=f"JAX's source archive {SHARED_JAX_ARCHIVE} is absent")
-def test_a_jax_checkout_is_laid_out_by_symlinks_without_its_bazel_files(in_sandbox, tmp_path):
-    """--override_repository=jax=DIR as users type it (tools/bazel): @jax holds the checkout's
-    files as symlinks (edits are seen), none of its BUILD/.bzl files, and says it is a checkout."""
-    import tarfile
-
-    with tarfile.open(SHARED_JAX_ARCHIVE) as tar:
-        tar.extractall(tmp_path, filter="data")
-    checkout = tmp_path / "jax-jax-v0.10.2"
+def jax_checkout_layout(checkout: Path, binds: list[str] = ()) -> tuple[dict, str, str, str]:
+    """@jax laid out from a checkout with --override_repository=jax=DIR as users type it
+    (tools/bazel): (source_info.json, where jaxlib/gpu/prng.cc links to, how many BUILD files
+    jaxlib/gpu has, stand_in.bzl)."""
     script = (f"bazel build --override_repository=jax={checkout} @jax//:headers >/dev/null 2>&1 && "
               "repo=$(bazel info output_base)/external/_main~sources~jax && cat $repo/source_info.json && "
-              "readlink $repo/jaxlib/gpu/prng.cc && ls $repo/jaxlib/gpu | grep -cx 'BUILD' || true")
-    out = in_sandbox("sh", "-c", script).stdout.splitlines()
-    info = json.loads("".join(out[:-2]))
-    assert (info["origin"], info["path"], info["version"]) == ("local checkout", str(checkout), "0.10.2")
-    assert out[-2] == str(checkout / "jaxlib/gpu/prng.cc"), "a symlink into the checkout"
-    assert out[-1] == "0", "JAX's own BUILD files are left out"
+              "readlink $repo/jaxlib/gpu/prng.cc && (ls $repo/jaxlib/gpu | grep -cx 'BUILD' || true) && "
+              "grep '^STAND_IN' $repo/stand_in.bzl")
+    out = sandbox("run", *binds, "--", "sh", "-c", script, cwd=CHECKOUT).stdout.splitlines()
+    return json.loads("".join(out[:-3])), out[-3], out[-2], out[-1]
+
+
+def test_a_jax_checkout_is_laid_out_by_symlinks_without_its_bazel_files(sandbox_root):
+    """Gated (JAX_ROCM_TEST_JAX_TREE, a checkout): @jax holds the checkout's files as symlinks
+    (edits are seen), none of its BUILD/.bzl files, says it is a checkout and no stand-in."""
+    checkout = require_jax_tree()
+    if not checkout.is_dir():
+        pytest.skip(f"JAX_ROCM_TEST_JAX_TREE={checkout} is an archive; this test needs a checkout")
+    info, prng, builds, stand_in = jax_checkout_layout(checkout, sandbox_binds(checkout))
+    assert (info["origin"], info["path"], info["stand_in"]) == ("local checkout", str(checkout), False)
+    assert prng == str(checkout / "jaxlib/gpu/prng.cc"), "a symlink into the checkout"
+    assert builds == "0", "JAX's own BUILD files are left out"
+    assert stand_in == "STAND_IN = False"
+
+
+def test_examples_jax_is_laid_out_like_a_checkout_and_labelled_a_stand_in(sandbox_root):
+    """The same layout from examples/jax, whose marker makes @jax//:headers (and with it every
+    module built from it) a jax_rocm_stand_in target."""
+    info, prng, builds, stand_in = jax_checkout_layout(EXAMPLES_JAX)
+    assert (info["origin"], info["path"], info["version"], info["stand_in"]) == (
+        "local checkout", "examples/jax", "0.10.2", True)
+    assert prng == str(EXAMPLES_JAX / "jaxlib/gpu/prng.cc")
+    assert builds == "0" and stand_in == "STAND_IN = True"
+    tags = sandbox("run", "--", "bazel", "query", f"--override_repository=jax={EXAMPLES_JAX}",
+                   "attr(tags, jax_rocm_stand_in, @jax//:headers)", cwd=CHECKOUT).stdout
+    assert "@jax//:headers" in tags or "_main~sources~jax//:headers" in tags, tags
 
 
 def test_without_a_jax_tree_offline_the_failure_says_how_to_give_one(in_sandbox):

@@ -6,9 +6,10 @@ family tarballs:
 
 verbatim but for the tarball (a local one of the test's own making, named as TheRock names
 them, without dist_info.json so that the family in the name is what limits the targets),
-the Python (one the sandbox has), and the sources: JAX's from ../shared/upstream's
-archive, XLA's stand-in (--sources=examples, offline; so --allow-stand-ins). Two families, one target
-each: the defaults follow the family, and the wheels record targets and family.
+the Python (one the sandbox has), and the sources: the offline stand-ins (--sources=examples:
+examples/xla, and examples/jax unless JAX_ROCM_TEST_JAX_TREE names a real JAX tree; so
+--allow-stand-ins). Two families, one target each: the defaults follow the family, and the
+wheels record targets and family.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, SHARED_JAX_ARCHIVE, load_module, sandbox
+from tests.conftest import CHECKOUT, jax_tree_from_env, load_module, sandbox
 
-pytestmark = [
-    pytest.mark.bazel,
-    pytest.mark.skipif(not SHARED_JAX_ARCHIVE.is_file(), reason=f"JAX's source archive {SHARED_JAX_ARCHIVE} is absent"),
-]
+pytestmark = pytest.mark.bazel
+
+# A real JAX tree when JAX_ROCM_TEST_JAX_TREE is set; else --sources=examples's examples/jax.
+JAX_TREE = jax_tree_from_env()
 
 fatbin = load_module("fatbin", CHECKOUT / "tools" / "fatbin.py")
 
@@ -82,8 +83,8 @@ def tarballs(sandbox_root, tmp_path_factory) -> dict[str, Path]:
 
 def rocm_docs_command(therock_path: str, output: Path) -> list[str]:
     return [sys.executable, "build/ci_build", "--compiler=clang", f"--python-versions={PYTHON}", f"--rocm-version={VERSION}",
-            f"--therock-path={therock_path}", "dist_wheels", "--sources=examples", f"--jax-source-dir={SHARED_JAX_ARCHIVE}",
-            "--allow-stand-ins", f"--output-dir={output}"]
+            f"--therock-path={therock_path}", "dist_wheels", "--sources=examples",
+            *([f"--jax-source-dir={JAX_TREE}"] if JAX_TREE else []), "--allow-stand-ins", f"--output-dir={output}"]
 
 
 def device_targets(wheel: Path, scratch: Path) -> list[str]:

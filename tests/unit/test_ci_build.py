@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, SHARED_JAX_ARCHIVE, load_module
+from tests.conftest import CHECKOUT, load_module, require_jax_tree
 
 pytestmark = pytest.mark.unit
 
@@ -167,19 +167,27 @@ def test_release_is_only_the_kind():
 
 
 def test_release_from_examples_names_the_overridden_sources(tmp_path):
-    # --sources=examples replaces XLA only; JAX's tree gives the version.
+    # --sources=examples replaces XLA and JAX with examples/; examples/jax's version.py
+    # gives the pins' release, and --jax-source-dir takes precedence over examples/jax.
+    assert ci_build.source_dirs(args("--sources=examples")) == {
+        "xla": CHECKOUT / "examples" / "xla", "jax": CHECKOUT / "examples" / "jax"}
     assert ci_build.wheel_flags(args("--sources=examples")) == [
-        "--//wheel:kind=release", "--//wheel:source_overrides=xla"]
+        "--//wheel:kind=release", "--//wheel:version=0.10.2", "--//wheel:source_overrides=jax,xla"]
     assert ci_build.wheel_flags(args("--sources=examples", f"--jax-source-dir={jax_tree(tmp_path)}")) == [
         "--//wheel:kind=release", "--//wheel:version=0.11.0", "--//wheel:source_overrides=jax,xla"]
 
 
-@pytest.mark.skipif(not SHARED_JAX_ARCHIVE.is_file(), reason="../shared/upstream/jax-v0.10.2-src.tar.gz is absent")
-def test_a_jax_archive_gives_its_release_and_the_commit_git_archive_recorded():
-    assert ci_build.jax_tree_identity(SHARED_JAX_ARCHIVE)[0] == "0.10.2"
-    assert ci_build.git_commit(SHARED_JAX_ARCHIVE) == "990e6a0b84138346e6a38785412f36356e0e5dc3"
-    flags = ci_build.bazel_flags(args(f"--jax-source-dir={SHARED_JAX_ARCHIVE}"))
-    assert f"--override_repository=jax={SHARED_JAX_ARCHIVE.resolve()}" in flags
+def test_a_real_jax_tree_gives_its_release_and_is_passed_on():
+    """Gated (JAX_ROCM_TEST_JAX_TREE): the real tree's jax/version.py and commit (git checkout or
+    `git archive`, else none), and the override ci_build hands to tools/bazel."""
+    tree = require_jax_tree()
+    version, commit = ci_build.jax_tree_identity(tree)
+    assert re.fullmatch(r"\d+\.\d+\.\d+", version or ""), version
+    if version == "0.10.2" and commit:
+        assert commit == "990e6a0b84138346e6a38785412f36356e0e5dc3"
+    flags = ci_build.bazel_flags(args(f"--jax-source-dir={tree}"))
+    assert f"--override_repository=jax={tree.resolve()}" in flags
+    assert ci_build.source_dirs(args("--sources=examples", f"--jax-source-dir={tree}"))["jax"] == tree.resolve()
 
 
 def test_nightly_with_a_date():
@@ -259,7 +267,12 @@ def test_jax_tree_version_is_none_without_a_version(tmp_path):
     assert ci_build.jax_tree_identity(None)[0] is None
     assert ci_build.jax_tree_identity(jax_tree(tmp_path / "no_file", None))[0] is None
     assert ci_build.jax_tree_identity(jax_tree(tmp_path / "no_line", "version = 3\n"))[0] is None
-    assert ci_build.jax_tree_identity(CHECKOUT / "examples" / "jax")[0] is None
+
+
+def test_the_examples_jax_tree_is_a_stand_in_of_the_pinned_release():
+    # examples/jax/jax/version.py names the release the pins belong to; it is no git checkout.
+    assert ci_build.jax_tree_identity(CHECKOUT / "examples" / "jax") == ("0.10.2", None)
+    assert JAX_PIN["urls"][0].endswith("jax-v0.10.2.tar.gz")
 
 
 # --- least_compatible -----------------------------------------------------------------
@@ -481,17 +494,10 @@ def test_examples_and_a_local_jax_never_touch_the_network(monkeypatch, tmp_path)
     assert ci_build.check_sources(args("--sources=examples", f"--jax-source-dir={jax_tree(tmp_path)}")) == 0
 
 
-def test_examples_alone_still_needs_jaxs_pin(monkeypatch):
-    """examples/ stands in for XLA only: JAX's modules compile JAX's files, here the pin's."""
-    urls = []
-
-    def offline(request, timeout=None):
-        urls.append(request.full_url)
-        raise urllib.error.URLError("no network")
-
-    monkeypatch.setattr(ci_build.urllib.request, "urlopen", offline)
-    assert ci_build.check_sources(args("--sources=examples")) == 2
-    assert urls == [JAX_PIN["urls"][0]]
+def test_examples_alone_never_touches_the_network(monkeypatch):
+    """--sources=examples: XLA and JAX both come from examples/, so no pin is checked."""
+    monkeypatch.setattr(ci_build.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
+    assert ci_build.check_sources(args("--sources=examples")) == 0
 
 
 def test_a_source_dir_that_is_missing_fails(tmp_path, monkeypatch, capsys):

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, SHARED_JAX_ARCHIVE, load_module
+import re
+
+from tests.conftest import CHECKOUT, EXAMPLES_JAX, load_module, require_jax_tree
 
 pytestmark = pytest.mark.unit
 
@@ -103,11 +105,46 @@ def test_what_is_not_a_jax_tree_is_refused_with_what_to_give(tmp_path, capsys):
     assert "neither a directory nor an archive" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(not SHARED_JAX_ARCHIVE.is_file(), reason="../shared/upstream/jax-v0.10.2-src.tar.gz is absent")
-def test_the_shared_archive_is_jax_v0_10_2_with_its_rocm_sources(tmp_path):
-    info = st.lay_out(SHARED_JAX_ARCHIVE, tmp_path / "out", st.DEFAULT_DIRS, None, None)
-    assert (info.commit, info.version) == (COMMIT, "0.10.2")
+def test_a_real_jax_tree_has_its_rocm_sources_and_is_no_stand_in(tmp_path):
+    """Gated: the tree JAX_ROCM_TEST_JAX_TREE names (a checkout or archive)."""
+    tree = require_jax_tree()
+    info = st.lay_out(tree, tmp_path / "out", st.DEFAULT_DIRS, None, None)
+    assert info.version and not info.stand_in
     files = laid_out(tmp_path / "out")
     assert {"jaxlib/gpu/solver_kernels_ffi.cc", "jaxlib/gpu/vendor.h", "jaxlib/cpu/lapack_kernels.cc",
             "jaxlib/rocm/rocm_plugin_extension.cc"} <= files
     assert not [f for f in files if Path(f).name in st.BAZEL_FILE_NAMES or f.endswith(".bzl")]
+
+
+def test_a_tree_with_the_marker_is_a_stand_in_and_one_without_is_not(tmp_path):
+    marked = write_tree(tmp_path / "marked")
+    (marked / st.STAND_IN_MARKER).write_text("a stand-in")
+    assert st.lay_out(marked, tmp_path / "o1", st.DEFAULT_DIRS, None, None).stand_in
+    assert not st.lay_out(write_tree(tmp_path / "plain"), tmp_path / "o2", st.DEFAULT_DIRS, None, None).stand_in
+    archive = git_archive(tmp_path / "marked.tar.gz", extra={st.STAND_IN_MARKER: "a stand-in"})
+    info = st.lay_out(archive, tmp_path / "o3", st.DEFAULT_DIRS, None, None)
+    assert info.stand_in and st.STAND_IN_MARKER not in laid_out(tmp_path / "o3")
+    assert '"stand_in": true' in info.to_json()
+    assert not st.lay_out(git_archive(tmp_path / "plain.tar.gz"), tmp_path / "o4", st.DEFAULT_DIRS, None, None).stand_in
+
+
+def files_jaxlib_rocm_compiles_from_jax() -> set[str]:
+    """Every file //jaxlib/rocm takes from @jax: `_GPU + "name"` and "@jax//:path"."""
+    build = (CHECKOUT / "jaxlib" / "rocm" / "BUILD.bazel").read_text()
+    gpu = {"jaxlib/gpu/" + name for name in re.findall(r'_GPU \+ "([^"]+)"', build)}
+    return gpu | {f for f in re.findall(r'"@jax//:(jaxlib/[^"]+)"', build) if not f.endswith("/")}
+
+
+def test_examples_jax_is_a_stand_in_tree_with_every_file_jaxlib_rocm_compiles(tmp_path):
+    """examples/jax is laid out like JAX's tree: the same BUILD path compiles it, and it says
+    it is a stand-in (its marker) of the pinned release (its jax/version.py)."""
+    wanted = files_jaxlib_rocm_compiles_from_jax()
+    assert len(wanted) == 21 and "jaxlib/cpu/lapack_kernels.cc" in wanted
+    info = st.lay_out(EXAMPLES_JAX, tmp_path / "out", st.DEFAULT_DIRS, None, None)
+    assert (info.stand_in, info.version, info.origin) == (True, "0.10.2", "local checkout")
+    files = laid_out(tmp_path / "out")
+    assert wanted <= files, sorted(wanted - files)
+    assert not [f for f in files if Path(f).name in st.BAZEL_FILE_NAMES or f.endswith(".bzl")]
+    # Our own code: every source says it is a stand-in, not JAX's file.
+    for name in sorted(f for f in files if f.endswith((".cc", ".h"))):
+        assert "examples/jax stand-in (not JAX's" in (tmp_path / "out" / name).read_text(), name

@@ -13,8 +13,11 @@ the only one, and nothing of JAX's build graph (or XLA's, which it loads) is loa
 
 Prints one JSON object: what the tree is, for build_info.json:
   {"origin": "local checkout" | "local archive" | "pinned archive", "path", "sha256",
-   "commit", "version", "files"}
+   "commit", "version", "files", "stand_in"}
 Archives made by `git archive` name their commit in a pax header; checkouts by git.
+"stand_in" is true for a tree with the marker file JAX_ROCM_STAND_IN at its root:
+examples/jax, this project's stand-in laid out like JAX's tree (not JAX's code). The
+repository rule turns it into the jax_rocm_stand_in tag of everything built from it.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ from pathlib import Path, PurePosixPath
 
 DEFAULT_DIRS = ("jax", "jaxlib", "jaxlib/cpu", "jaxlib/gpu", "jaxlib/rocm")
 TOP_LEVEL_FILES = ("LICENSE",)
+# At the root of a tree that is a stand-in written for this project (examples/jax).
+STAND_IN_MARKER = "JAX_ROCM_STAND_IN"
+STAND_IN_PATH = "examples/jax"  # what a stand-in tree's "path" says
 BAZEL_FILE_NAMES = frozenset({"BUILD", "BUILD.bazel", "MODULE.bazel", "WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "REPO.bazel"})
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tar", ".zip")
 
@@ -50,6 +56,7 @@ class TreeInfo:
     commit: str | None
     version: str | None
     files: int
+    stand_in: bool = False
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), sort_keys=True)
@@ -103,9 +110,10 @@ def _check_member(name: str) -> PurePosixPath:
     return relative
 
 
-def extract_archive(archive: Path, output: Path, dirs: tuple[str, ...]) -> tuple[int, str | None]:
-    """Extracts the wanted files; returns (files written, commit from a git-archive pax header)."""
-    count = 0
+def extract_archive(archive: Path, output: Path, dirs: tuple[str, ...]) -> tuple[int, str | None, bool]:
+    """Extracts the wanted files; returns (files written, commit from a git-archive pax
+    header, whether the tree has the stand-in marker at its root)."""
+    count, stand_in = 0, False
     if archive.name.endswith(".zip"):
         with zipfile.ZipFile(archive) as zf:
             for name in zf.namelist():
@@ -115,13 +123,14 @@ def extract_archive(archive: Path, output: Path, dirs: tuple[str, ...]) -> tuple
                 if info.is_dir() or not info.filename.startswith(prefix):
                     continue
                 relative = _check_member(info.filename[len(prefix):])
+                stand_in = stand_in or str(relative) == STAND_IN_MARKER
                 if wanted(relative, dirs):
                     target = output / relative
                     target.parent.mkdir(parents=True, exist_ok=True)
                     with zf.open(info) as src, open(target, "wb") as dst:
                         shutil.copyfileobj(src, dst)
                     count += 1
-        return count, None
+        return count, None, stand_in
     with tarfile.open(archive) as tf:
         members = tf.getmembers()
         commit = pax_commit(tf)
@@ -132,13 +141,14 @@ def extract_archive(archive: Path, output: Path, dirs: tuple[str, ...]) -> tuple
             if not member.isfile() or not member.name.startswith(prefix):
                 continue
             relative = _check_member(member.name[len(prefix):])
+            stand_in = stand_in or str(relative) == STAND_IN_MARKER
             if wanted(relative, dirs):
                 target = output / relative
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with tf.extractfile(member) as src, open(target, "wb") as dst:
                     shutil.copyfileobj(src, dst)
                 count += 1
-    return count, commit
+    return count, commit, stand_in
 
 
 def link_checkout(checkout: Path, output: Path, dirs: tuple[str, ...]) -> int:
@@ -193,8 +203,9 @@ def lay_out(source: Path, output: Path, dirs: tuple[str, ...], origin: str | Non
             raise SourceTreeError(f"{source} is not a JAX checkout: it has no jaxlib/ directory")
         files = link_checkout(source, output, dirs)
         info_origin, commit, digest = "local checkout", git_commit(source), None
+        stand_in = (source / STAND_IN_MARKER).is_file()
     elif is_archive(source):
-        files, commit = extract_archive(source, output, dirs)
+        files, commit, stand_in = extract_archive(source, output, dirs)
         info_origin, digest = "local archive", sha256 or sha256_of(source)
     else:
         raise SourceTreeError(f"{source} is neither a directory nor an archive ({', '.join(ARCHIVE_SUFFIXES)})")
@@ -202,7 +213,10 @@ def lay_out(source: Path, output: Path, dirs: tuple[str, ...], origin: str | Non
         raise SourceTreeError(f"{source} has no jaxlib/gpu/ sources; is it JAX's source tree (jax-ml/jax)?")
     version_py = output / "jax" / "version.py"
     version = version_of(version_py.read_text()) if version_py.exists() else None
-    return TreeInfo(origin or info_origin, str(source), digest, commit, version, files)
+    # A stand-in tree is this project's own: named as in the project (examples/jax), not by where
+    # the checkout lies, so that wheels built from two checkouts are byte-identical.
+    path = STAND_IN_PATH if stand_in else str(source)
+    return TreeInfo(origin or info_origin, path, digest, commit, version, files, stand_in)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -186,7 +186,8 @@ def stand_in_note(artifacts: Mapping[str, Mapping[str, Any]]) -> str:
             + ", ".join(f"`{name}`" for name in stand_ins)
             + (" was" if len(stand_ins) == 1 else " were")
             + " built from jax-rocm-build's `examples/` stand-ins, written for offline builds and tests: "
-            "they answer the APIs JAX calls but compute nothing. `build_info()` lists the stand-in targets.\n")
+            "they answer the APIs JAX calls with small implementations of their own or an honest error. "
+            "`build_info()` lists the stand-in targets.\n")
 
 
 def spec_from_json(data: Mapping[str, Any], base_dir: Path = Path(".")) -> WheelSpec:

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/status.h"
 #include "jaxlib/kernel_helpers.h"
 #include "xla/ffi/api/ffi.h"
 
@@ -21,6 +22,18 @@ namespace ffi = ::xla::ffi;
       return jax_ffi_error_;                          \
     }                                                 \
   } while (0)
+
+// An absl::Status (what the vendor-library wrappers of jaxlib/gpu return) as an FFI
+// error with the same code and message.
+inline ffi::Error FromStatus(const absl::Status& status) {
+  if (status.ok()) return ffi::Error::Success();
+  return ffi::Error(static_cast<ffi::ErrorCode>(status.code()),
+                    std::string(status.message()));
+}
+
+// Returns from the enclosing handler when `expr` (an absl::Status) failed.
+#define JAX_FFI_RETURN_IF_ERROR_STATUS(expr) \
+  JAX_FFI_RETURN_IF_ERROR(::jax::FromStatus(expr))
 
 // The error of a target whose arguments were decoded and checked but that this
 // tree cannot run (it does not link the vendor library the real one calls).
