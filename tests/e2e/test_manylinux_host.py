@@ -33,11 +33,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CHECKOUT
+from tests.infra.host_venv import make_host_venv
 
 pytestmark = pytest.mark.e2e
 
-HOST_PYTHON = Path("/usr/bin/python3.11")  # Debian 12's own, not the sandbox's 3.14
-JAX = ["jax==0.10.2", "jaxlib==0.10.2"]
 MAIN_JOB = ["build/ci_build", "--sources=examples", "dist_wheels", "--allow-stand-ins"]  # the README's
 PROBE = CHECKOUT / "tests" / "e2e" / "probes" / "get_pjrt_api.py"
 PJRT_LIBRARY = "jax_plugins/xla_rocm7/xla_rocm_plugin.so"
@@ -60,17 +59,8 @@ def wheels(sandbox_root, tmp_path_factory) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def host_venv(wheels, tmp_path_factory) -> Path:
-    if not HOST_PYTHON.exists():
-        pytest.skip(f"{HOST_PYTHON} (the host's Debian Python) is absent")
-    root = tmp_path_factory.mktemp("host-venv")
-    subprocess.run([str(HOST_PYTHON), "-m", "venv", str(root)], check=True)
-    python = root / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", *JAX], check=True)
     # Both wheels from their folder, by name: pip must accept their platform tag on this host.
-    install = subprocess.run([str(python), "-m", "pip", "install", "--no-index", "--find-links", str(wheels[0].parent),
-                              "jax-rocm7-plugin"], capture_output=True, text=True)
-    assert install.returncode == 0, install.stdout + install.stderr
-    return python
+    return make_host_venv(tmp_path_factory.mktemp("host-venv"), wheels[0].parent)
 
 
 def on_host(python: Path, code: str, **env: str) -> subprocess.CompletedProcess:

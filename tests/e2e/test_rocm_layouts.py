@@ -38,6 +38,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CHECKOUT, EXAMPLES_JAX, jax_tree_from_env, load_module, sandbox
+from tests.infra.host_venv import JAX, make_host_venv
 
 # JAX's tree for the plugin wheel: the stand-in tree, or a real one (JAX_ROCM_TEST_JAX_TREE): what the
 # ROCm layouts are tested with does not depend on it.
@@ -47,9 +48,7 @@ pytestmark = [
     pytest.mark.e2e,
 ]
 
-HOST_PYTHON = Path("/usr/bin/python3.11")
 SANDBOX_PYTHON = "/usr/bin/python3.14"
-JAX = ["jax==0.10.2", "jaxlib==0.10.2"]
 FAMILY_PACKAGE = "_rocm_sdk_libraries_gfx94X_dcgpu"
 # TheRock's _rocm_sdk_core holds the runtime; the math libraries go in the family's package.
 CORE = ("libamdhip64.so", "libhsa-runtime64.so", "libamd_comgr.so", "libhiprtc.so", "librocm-core.so", "libroctx64.so",
@@ -164,17 +163,9 @@ def namespace_script(command: list[str], opt_tree: Path | None, hide: list[Path]
 
 @pytest.fixture(scope="module")
 def host_venv(wheels, tmp_path_factory) -> tuple[Path, Path]:
-    if not HOST_PYTHON.exists():
-        pytest.skip(f"{HOST_PYTHON} (the host's Debian Python) is absent")
     if os.geteuid() != 0:
         pytest.skip("the /opt/rocm layout needs a private mount namespace (root)")
-    root = tmp_path_factory.mktemp("host-venv")
-    subprocess.run([str(HOST_PYTHON), "-m", "venv", str(root)], check=True)
-    python = root / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", *JAX], check=True)
-    install = subprocess.run([str(python), "-m", "pip", "install", "--no-index", "--find-links", str(wheels[0].parent),
-                              "jax-rocm7-plugin"], capture_output=True, text=True)
-    assert install.returncode == 0, install.stdout + install.stderr
+    python = make_host_venv(tmp_path_factory.mktemp("host-venv"), wheels[0].parent)
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
     return python, site
