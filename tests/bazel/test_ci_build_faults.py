@@ -65,3 +65,29 @@ def test_two_runs_of_one_checkout_both_succeed_the_second_waiting(sandbox_root):
     assert first.returncode == 0, err[-3000:]
     assert second.returncode == 0, second.stderr[-3000:]
     assert f"ci_build: waiting for ci_build doctor (pid {first.pid}" in second.stderr
+
+
+def test_an_interrupt_is_one_line_130_and_the_next_run_starts_at_once(sandbox_root):
+    doctor = subprocess.Popen(DOCTOR, cwd=CHECKOUT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    assert wait_for(lambda: any("bazel(" in p for p in processes_of_this_checkout()), 120), "Bazel's server never started"
+    doctor.send_signal(signal.SIGINT)  # no terminal: the signal reaches ci_build alone
+    out, err = doctor.communicate(timeout=60)
+    assert doctor.returncode == 130, err[-3000:]
+    assert err.rstrip().splitlines()[-1] == "ci_build: interrupted; no partial wheel was written (run it again to go on)"
+    assert "Traceback" not in err
+    assert wait_for(lambda: not processes_of_this_checkout(), 10), processes_of_this_checkout()
+    again = subprocess.run(DOCTOR, cwd=CHECKOUT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+
+
+def test_a_rocm_version_the_toolkit_is_not_fails_before_the_build_and_writes_nothing(sandbox_root, tmp_path):
+    out = tmp_path / "dist"
+    t0 = time.monotonic()
+    result = subprocess.run([sys.executable, str(CHECKOUT / "build" / "ci_build"), "--sources=examples", "dist_wheels",
+                             "--allow-stand-ins", "--rocm-version=7.9.9", f"--output-dir={out}"],
+                            cwd=CHECKOUT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert "--rocm-version=7.9.9, but the toolkit at /usr is ROCm 7.2.4" in result.stderr
+    assert "building the wheels with Bazel" not in result.stderr and not out.exists()
+    assert time.monotonic() - t0 < 120

@@ -132,3 +132,14 @@ def test_interrupt_is_one_line_and_130(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(CI_BUILD, "parse_args", lambda argv=None: fake())
     assert CI_BUILD.main([]) == 130
     assert capsys.readouterr().err == "ci_build: interrupted; no partial wheel was written (run it again to go on)\n"
+
+
+def test_a_truncated_jax_archive_stops_ci_build_before_the_sandbox(tmp_path, capsys, monkeypatch):
+    cut = tmp_path / "jax.tar.gz"
+    cut.write_bytes(gzip.compress(b"x" * 100_000)[:500])
+    ran = []
+    monkeypatch.setattr(CI_BUILD, "run", lambda cmd, dry_run: ran.append(cmd) or 0)
+    monkeypatch.setattr(CI_BUILD, "CACHE", tmp_path)
+    assert CI_BUILD.main(["--sources=examples", f"--jax-source-dir={cut}", "dist_wheels", f"--output-dir={tmp_path / 'dist'}"]) == 2
+    err = capsys.readouterr().err
+    assert ran == [] and err.startswith(f"ci_build: --jax-source-dir={cut} is not a complete archive") and err.count("\n") == 1
