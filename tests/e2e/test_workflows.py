@@ -46,6 +46,10 @@ NOT_INPUTS = {
     "--dry-run": "prints the commands and builds nothing: there would be no wheels to upload",
     "--output-dir": "the workflow collects the wheels from ci_build's default, dist/",
     "--rocm": "doctor's sandbox package set; dist_wheels always provisions the full one",
+    "--names-only": "preflight's alone: the release workflow runs dist_wheels",
+    "--mode": "preflight's alone (full mode): the release workflow runs dist_wheels",
+    "--registry": "preflight's alone (full mode's module registry)",
+    "--distdir": "preflight's alone (full mode's local archives)",
 }
 
 ci_build = load_module("ci_build_for_workflows", CHECKOUT / "build" / "ci_build")
