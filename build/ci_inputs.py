@@ -108,12 +108,6 @@ def complete_archive(flag: str, path: Path) -> None:
                          "again, or give the checkout's folder") from None
 
 
-def therock_version(name: str, tarball_re: re.Pattern) -> str | None:
-    """The ROCm release a TheRock tarball's file name says (finder's pattern)."""
-    match = tarball_re.search(name)
-    return match.group("version") if match else None
-
-
 def version_agrees(requested: str, found: Iterable[str | None]) -> bool:
     """--rocm-version=7.2 agrees with 7.2.4; 7.2.4 with 7.2.4 or with a TheRock 7.2.4a2026...;
     never 7.2.40 or 7.20."""

@@ -143,3 +143,13 @@ def test_a_truncated_jax_archive_stops_ci_build_before_the_sandbox(tmp_path, cap
     assert CI_BUILD.main(["--sources=examples", f"--jax-source-dir={cut}", "dist_wheels", f"--output-dir={tmp_path / 'dist'}"]) == 2
     err = capsys.readouterr().err
     assert ran == [] and err.startswith(f"ci_build: --jax-source-dir={cut} is not a complete archive") and err.count("\n") == 1
+
+
+def test_a_therock_tarballs_release_is_read_from_its_name_before_any_build(tmp_path, monkeypatch):
+    tarball = tmp_path / "therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz"
+    tarball.write_bytes(b"not opened: the name says the release")
+    monkeypatch.delenv("ROCM_PATH", raising=False)
+    args = CI_BUILD.parse_args(["dist_wheels", f"--therock-path={tarball}", "--rocm-version=7.10.0"])
+    toolkit, versions = CI_BUILD.toolkit_versions(args)
+    assert versions == ["7.10.0a20251120"] and tarball.name in toolkit
+    assert ci.version_agrees(args.rocm_version, versions) and not ci.version_agrees("7.9.9", versions)

@@ -140,6 +140,12 @@ THEROCK_FAMILIES: dict[str, tuple[str, ...]] = {
 _TARBALL_RE = re.compile(r"therock-dist-linux-(?P<family>[0-9A-Za-z]+(?:-[0-9a-z]+)?)-(?P<version>\d[^/]*?)\.tar\.(gz|xz|zst)$")
 
 
+def therock_version_from_url(url: str) -> str | None:
+    """The ROCm release a TheRock tarball's name says (7.10.0a20251120), or None."""
+    m = _TARBALL_RE.search(url)
+    return m.group("version") if m else None
+
+
 def therock_family_from_url(url: str) -> str | None:
     m = _TARBALL_RE.search(url)
     return m.group("family") if m else None
