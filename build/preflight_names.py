@@ -182,20 +182,9 @@ def probe_packages(uses: dict[str, Use]) -> dict[str, str]:
     return packages
 
 
-# Bazel 7's words for a missing target or package, and for a symbol a .bzl file lacks.
-_MISSING_TARGET = re.compile(r"no such (?:target|package) '@@?([^/']*)//([^:']*)(?::([^']*))?'")
+# Bazel 7's words for a symbol a loaded .bzl file lacks (missing labels are those `bazel query`
+# does not print back: present_labels).
 _MISSING_SYMBOL = re.compile(r"file '@@?([^/']*)//([^:']*):([^']*)' does not contain symbol '(\w+)'")
-
-
-def missing_labels(bazel_stderr: str) -> set[str]:
-    """The labels `bazel query --keep_going` reported as missing (any repository spelling)."""
-    missing = set()
-    for match in _MISSING_TARGET.finditer(bazel_stderr):
-        package, target = match.group(2), match.group(3)
-        label = normalise_label(package, target)
-        if label:
-            missing.add(label)
-    return missing
 
 
 def present_labels(query_stdout: str) -> set[str]:

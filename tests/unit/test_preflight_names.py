@@ -124,7 +124,6 @@ QUERY_STDOUT = "@local_config_rocm//rocm:hipblas\n@@_main~rocm~local_config_rocm
 
 def test_bazels_answer_read_back():
     assert pn.missing_symbols(QUERY_STDERR) == {"@local_config_rocm//rocm:build_defs.bzl%also_missing"}
-    assert pn.missing_labels(QUERY_STDERR) == {"@local_config_rocm//rocm:no_such_lib"}
     assert pn.present_labels(QUERY_STDOUT) == {"@local_config_rocm//rocm:hipblas", "@local_config_rocm//rocm:miopen"}
 
 
