@@ -70,7 +70,8 @@ def jax_rocm_plugin_wheels(name, modules, package_files, description = None, **k
             srcs = dict([(m + EXT_SUFFIX[version], "jax_rocm{major}_plugin") for m in modules] + [(package_files, "jax_rocm{major}_plugin")]),
             origins = {str(native.package_relative_label(m + EXT_SUFFIX[version])): "jax" for m in modules},
             sources = ["jax", "nanobind", "xla_ffi_headers", "com_google_absl"],
-            source_infos = ["@jax//:source_info.json", "@eigen_archive//:eigen.json", "@xla_python_headers//:source_info.json"],
+            # Label(): resolved in this module, whichever module's package calls the macro.
+            source_infos = [Label("@jax//:source_info.json"), Label("@eigen_archive//:eigen.json"), Label("@xla_python_headers//:source_info.json")],
             source_info_names = ["jax", "eigen", "xla_python_headers"],
             build_info_dest = "jax_rocm{major}_plugin/build_info.json",
             python_tag = tag,

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, sandbox
+from tests.conftest import CHECKOUT, require_jax_tree, sandbox
 
 pytestmark = pytest.mark.bazel
 
@@ -55,9 +55,9 @@ def full_bazel(sandbox_root):
         binds.append(os.environ["JAX_ROCM_TEST_TOOLCHAIN_TREE"])
     user_root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jax-rocm-build" / "bazel"
 
-    def run(command: str, *args: str, check: bool = True):
+    def run(command: str, *args: str, check: bool = True, bind: tuple[str, ...] = ()):
         startup = ["/usr/bin/bazel", "--nosystem_rc", "--bazelrc=debian.bazelrc", f"--output_user_root={user_root}"]
-        bound = [a for b in binds for a in ("--bind", b)]
+        bound = [a for b in (*binds, *bind) for a in ("--bind", b)]
         return sandbox("run", *bound, "--", *startup, command, *flags, *args, cwd=FULL, check=check)
 
     return run
@@ -105,3 +105,38 @@ def test_our_rocm_evaluates_in_the_graph_from_a_therock_tarball(full_bazel, tmp_
     # The tarball's dist_info.json (gfx942;gfx950) narrows JAX's list; its root is the extracted toolkit.
     assert 'amdgpu_targets = ["gfx942", "gfx950"]' in feature, feature
     assert re.search(r'rocm_path = "/\S+/therock[^"]*"', feature) and 'version = "70204"' in feature, feature
+
+
+# What full/jaxlib/rocm compiles of JAX's (JAX's jaxlib/rocm/BUILD at the pin).
+JAX_FILES_OF_THE_XLA_MODULES = {
+    "@jax//:jaxlib/gpu/triton.cc", "@jax//:jaxlib/gpu/triton_kernels.cc", "@jax//:jaxlib/gpu/triton_utils.cc",
+    "@jax//:jaxlib/gpu/py_client_gpu.cc", "@jax//:jaxlib/gpu/gpu_plugin_extension.cc", "@jax//:jaxlib/ffi.cc",
+    "@jax//:jaxlib/rocm/rocm_plugin_extension.cc",
+}
+DOWNLOAD_FAILURE = re.compile(r"Error downloading|cannot download|An error occurred during the fetch of repository")
+
+
+def test_the_wheels_are_declared_from_jax_files_with_xla_real_dependencies(full_bazel):
+    """The deepest level offline: the wheels' direct dependencies, with a real JAX tree.
+
+    Every label of full/BUILD.bazel and full/jaxlib/rocm must resolve to a target that exists
+    (JAX's files in @jax, triton.proto compiled by the graph's protobuf, our modules); the
+    packages of XLA's and the registry's modules behind them then need source archives this
+    machine cannot have, so a failure there must be a download and nothing else. A misspelt
+    label, a file JAX does not have, or a repository not visible fails this test."""
+    jax_tree = require_jax_tree()
+    result = full_bazel("query", "--keep_going", "--config=rocm", f"--repo_env=JAX_SOURCE_DIR={jax_tree}",
+                        "--repo_env=HERMETIC_PYTHON_VERSION=3.14", "deps(//:all + //jaxlib/rocm:all, 1)",
+                        check=False, bind=(str(jax_tree),))
+    listed = set(result.stdout.split())
+    assert JAX_FILES_OF_THE_XLA_MODULES <= listed, sorted(JAX_FILES_OF_THE_XLA_MODULES - listed)
+    assert {"@jax_rocm_build//:xla_rocm_plugin.so", "//jaxlib/rocm:_triton.cpython-314-x86_64-linux-gnu.so",
+            "//jaxlib/rocm:rocm_plugin_extension.cpython-314-x86_64-linux-gnu.so"} <= listed, sorted(listed)
+    # triton.proto's package loads protobuf's rules: listed when protobuf's archive is at hand.
+    assert "@jax_protos//jaxlib/gpu:triton_cc_proto" in listed or "fetch of repository 'protobuf~'" in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR:")
+              and not line.startswith(("ERROR: Traceback", "ERROR: Evaluation of query"))]
+    not_downloads = [line for line in errors if not DOWNLOAD_FAILURE.search(line)]
+    assert not not_downloads, "\n".join(not_downloads)
+    blockers = sorted(set(re.findall(r"fetch of repository '([^']+)'", result.stderr)))
+    print("full mode, deepest offline level: the wheels' targets load; next blocked by the archives of", blockers)
