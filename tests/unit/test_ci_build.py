@@ -832,3 +832,18 @@ def test_dist_wheels_with_a_missing_ambient_rocm_path_fails_before_anything_runs
     with pytest.raises(SystemExit, match=r"ROCM_PATH=.* \(from the environment\) does not exist"):
         ci_build.main(DRY_RUN)
     assert recorded == []
+
+
+def test_full_mode_names_this_projects_settings_from_its_root_module():
+    flags = ["--config=rocm", "--//rocm:amdgpu_targets=gfx942", "--no//wheel:rocm_version_extra", "--repo_env=X=//y"]
+    assert ci_build.in_this_module(flags) == ["--config=rocm", "--@jax_rocm_build//rocm:amdgpu_targets=gfx942",
+                                              "--no@jax_rocm_build//wheel:rocm_version_extra", "--repo_env=X=//y"]
+
+
+def test_full_mode_builds_for_one_python_and_says_so_otherwise():
+    py312 = ci_build.Interpreter("3.12", "/usr/bin/python3.12", None)
+    py314 = ci_build.Interpreter("3.14", "/usr/bin/python3.14", None)
+    assert ci_build.full_python([py312]) == ["--repo_env=HERMETIC_PYTHON_VERSION=3.12",
+                                             "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.12"]
+    with pytest.raises(SystemExit, match="one Python per run.*3.12, 3.14.*--python-versions=3.X"):
+        ci_build.full_python([py312, py314])

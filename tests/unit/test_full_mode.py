@@ -33,4 +33,4 @@ def test_full_mode_pins_what_the_pin_file_pins(module):
 def test_our_rocm_replaces_xlas_and_rules_ml_toolchains():
     assert 'override_repo(xla_rocm, "local_config_rocm")' in MODULE
     assert 'override_repo(hipcc, config_rocm_hipcc = "local_config_rocm")' in MODULE
-    assert 'override_repo(sources, "xla")' in MODULE
+    assert 'override_repo(sources, "com_google_absl", "xla")' in MODULE
