@@ -59,7 +59,7 @@ def test_a_required_policy_that_is_met_is_the_tag_even_when_older_symbols_would_
     wheels = [fake_wheel(tmp_path / "jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl"),
               fake_wheel(tmp_path / "jax_rocm7_plugin-0.10.2-cp314-cp314-linux_x86_64.whl")]
     audits = []
-    monkeypatch.setattr(ci_build, "built_wheels", lambda interpreters: wheels)
+    monkeypatch.setattr(ci_build, "built_wheels", lambda interpreters, workspace=None: wheels)
     monkeypatch.setattr(ci_build, "audit_wheels", lambda ws, policy: audits.append(policy) or {
         w.name: {"ok": True, "platform_tag": "manylinux_2_17_x86_64"} for w in ws})
     args = [a for a in DRY_RUN if a != "--dry-run"] + ["--allow-stand-ins", f"--output-dir={tmp_path / 'dist'}"]
@@ -71,7 +71,7 @@ def test_a_required_policy_that_is_met_is_the_tag_even_when_older_symbols_would_
 
 def test_a_wheel_that_fails_the_required_policy_stops_dist_wheels(recorded, monkeypatch, tmp_path, capsys):  # noqa: F811
     wheels = [fake_wheel(tmp_path / "jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl")]
-    monkeypatch.setattr(ci_build, "built_wheels", lambda interpreters: wheels)
+    monkeypatch.setattr(ci_build, "built_wheels", lambda interpreters, workspace=None: wheels)
     monkeypatch.setattr(ci_build, "audit_wheels", lambda ws, policy: {
         w.name: {"ok": False, "platform_tag": "manylinux_2_38_x86_64"} for w in ws})
     assert ci_build.main([a for a in DRY_RUN if a != "--dry-run"] + ["--allow-stand-ins"]) == 1
