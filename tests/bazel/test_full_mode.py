@@ -19,6 +19,8 @@ import hashlib
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -140,3 +142,22 @@ def test_the_wheels_are_declared_from_jax_files_with_xla_real_dependencies(full_
     assert not not_downloads, "\n".join(not_downloads)
     blockers = sorted(set(re.findall(r"fetch of repository '([^']+)'", result.stderr)))
     print("full mode, deepest offline level: the wheels' targets load; next blocked by the archives of", blockers)
+
+
+def test_dist_wheels_in_full_mode_offline_stops_at_the_first_download_and_says_why(sandbox_root, tmp_path):
+    """The release command in full mode, offline: through loading (our labels, one Python) to the
+    first archive Bazel cannot fetch, then ci_build's explanation; no wheel written."""
+    trees = gated()
+    jax_tree = require_jax_tree()
+    toolchain = (["--distdir", os.environ["JAX_ROCM_TEST_DISTDIR"]] if os.environ.get("JAX_ROCM_TEST_DISTDIR")
+                 else pytest.skip("needs JAX_ROCM_TEST_DISTDIR (ci_build takes archives, not module checkouts)"))
+    out = tmp_path / "dist"
+    result = subprocess.run(
+        [sys.executable, str(CHECKOUT / "build" / "ci_build"), "--mode=full", f"--registry={trees['JAX_ROCM_TEST_REGISTRY']}",
+         *toolchain, f"--xla-source-dir={trees['JAX_ROCM_TEST_XLA_TREE']}", f"--jax-source-dir={jax_tree}",
+         "--python-versions=3.14", f"--output-dir={out}", "dist_wheels"],
+        capture_output=True, text=True, timeout=600)
+    assert result.returncode != 0
+    assert "Error downloading" in result.stderr and "full mode's build failed" in result.stderr, result.stderr[-3000:]
+    assert "full mode builds JAX's modules for XLA's hermetic Python" not in result.stderr  # one Python, as made
+    assert not list(out.glob("*.whl"))
