@@ -89,6 +89,44 @@ def test_buildgrid_casd_and_worker_are_wired_to_each_other(plan):
     assert "'jax-rocm-rbe-worker'" in plan.registered_bots().argv[-1]
 
 
+IMAGE = (("/usr", "/usr"), ("/lib", "/usr/lib"), ("/etc", "/etc"))
+
+
+def test_the_isolated_worker_runs_bubblewrap_with_only_the_image_bound_and_finds_the_sandbox_bwrap(rbe, plan):
+    import dataclasses
+    isolated = dataclasses.replace(plan, runner="isolated", image=IMAGE, path="/usr/bin:/bin",
+                                   tools=dataclasses.replace(plan.tools, runner=rbe.RUNNERS["isolated"]))
+    worker = isolated.worker()
+    assert "--buildbox-run=/usr/bin/buildbox-run-bubblewrap" in worker.argv
+    binds = [a for a in worker.argv if a.startswith("--runner-arg=")]
+    # A link's real path is bound at the link's path; nothing else of this root is.
+    assert binds == ["--runner-arg=--ro-bind-mount=/usr:/usr", "--runner-arg=--ro-bind-mount=/usr/lib:/lib",
+                     "--runner-arg=--ro-bind-mount=/etc:/etc"]
+    env = dict(worker.env)
+    assert env["PATH"] == "/tmp/state/bin:/usr/bin:/bin"
+    assert env["JAX_ROCM_RBE_BWRAP_MOUNT"] == "/tmp/state/bwrap-root"
+    assert rbe.BWRAP_IN_SANDBOX.name == "bwrap_in_sandbox.py" and rbe.BWRAP_IN_SANDBOX.exists()
+
+
+def test_the_hosttools_worker_has_no_binds_and_no_environment_of_its_own(plan):
+    worker = plan.worker()
+    assert not any(a.startswith("--runner-arg") for a in worker.argv) and worker.env == ()
+
+
+def test_worker_image_resolves_links_and_skips_what_is_missing(rbe, tmp_path):
+    (tmp_path / "usr" / "lib").mkdir(parents=True)
+    (tmp_path / "lib").symlink_to("usr/lib")
+    image = rbe.worker_image([str(tmp_path / "usr"), str(tmp_path / "lib"), str(tmp_path / "nonesuch")])
+    assert image == ((str(tmp_path / "usr"), str(tmp_path / "usr")), (str(tmp_path / "lib"), str(tmp_path / "usr" / "lib")))
+
+
+def test_runner_is_a_command_line_choice_defaulting_to_isolated(rbe):
+    assert rbe.parser().parse_args(["up"]).runner == "isolated"
+    assert rbe.parser().parse_args(["--runner=hosttools", "up"]).runner == "hosttools"
+    with pytest.raises(SystemExit):
+        rbe.parser().parse_args(["--runner=docker", "up"])
+
+
 def test_what_bazel_is_given(rbe, plan):
     assert rbe.client_env(plan.ports) == {"JAX_ROCM_RBE_EXECUTOR": "grpc://127.0.0.1:15051", "JAX_ROCM_RBE_INSTANCE": "main"}
     assert rbe.bazel_flags(plan.ports) == ["--remote_executor=grpc://127.0.0.1:15051", "--remote_instance_name=main"]
