@@ -52,6 +52,8 @@ def test_config_has_one_loopback_channel_and_the_main_instance_with_every_servic
     assert "path: /tmp/state/buildgrid-cas" in text
     assert {host for host, _ in addresses(text)} == {"127.0.0.1"}
     assert "automigrate" not in text, "BuildGrid 0.9.1 rejects this key; the schema comes from `bgd migrate`"
+    # Room for rocm_rbe's 64 concurrent Execute streams plus uploads (default: 10 RPCs on 2 CPUs).
+    assert "thread-pool-size: 200\nmaximum-concurrent-rpcs: 1000\n" in text
 
 
 def test_every_command_line_names_only_loopback_addresses(plan):
