@@ -39,6 +39,7 @@ import contextlib
 import dataclasses
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -595,7 +596,12 @@ def cmd_run(cluster: Cluster, argv: list[str]) -> int:
     return 128 - rc if rc < 0 else rc
 
 
-def cmd_up(cluster: Cluster) -> int:
+def cmd_up(cluster: Cluster, ready_file: Path | None = None) -> int:
+    if ready_file is not None:
+        # Written whole, then renamed: a program polling for it never reads half of it.
+        partial = ready_file.with_name(ready_file.name + ".partial")
+        partial.write_text(json.dumps(cluster.env))
+        partial.rename(ready_file)
     log("ready; use with:\n    bazel build --config=rocm_rbe " + " ".join(bazel_flags(cluster.plan.ports)) +
         " TARGETS...\nCtrl-C stops the cluster.")
     while not cluster.dead():
@@ -618,7 +624,11 @@ def parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="start the cluster, run CMD with JAX_ROCM_RBE_EXECUTOR and JAX_ROCM_RBE_INSTANCE "
                                      "set, stop the cluster; exit with CMD's status")
     run.add_argument("cmd", nargs=argparse.REMAINDER, metavar="[--] CMD...")
-    sub.add_parser("up", help="start the cluster and keep it up until Ctrl-C; prints the Bazel flags to use")
+    up = sub.add_parser("up", help="start the cluster and keep it up until Ctrl-C (or SIGTERM); prints the Bazel "
+                                   "flags to use")
+    up.add_argument("--ready-file", type=Path, metavar="FILE",
+                    help="once ready, write JAX_ROCM_RBE_EXECUTOR and JAX_ROCM_RBE_INSTANCE there as a JSON object "
+                         "(for a program that drives builds from outside the sandbox)")
     return p
 
 
@@ -632,7 +642,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     try:
         with Cluster(jobs=args.jobs, keep=args.keep, runner=args.runner) as cluster:
-            return cmd_run(cluster, cmd) if args.command == "run" else cmd_up(cluster)
+            return cmd_run(cluster, cmd) if args.command == "run" else cmd_up(cluster, args.ready_file)
     except ClusterError as e:
         log(f"error: {e}")
         return 1

@@ -211,3 +211,13 @@ def test_stop_kills_what_ignores_sigterm_and_keep_keeps_the_state(rbe, cluster, 
     err = capsys.readouterr().err
     assert "stubborn ignored SIGTERM" in err and f"kept in {cluster.layout.state}" in err
     assert (cluster.layout.logs / "stubborn.log").read_text() == "up\n"
+
+
+def test_up_writes_the_client_variables_to_the_ready_file(rbe, cluster, tmp_path, monkeypatch):
+    import json
+    monkeypatch.setattr(cluster, "dead", lambda: ["worker (exit 1)"])  # return at once
+    ready = tmp_path / "ready.json"
+    assert rbe.cmd_up(cluster, ready) == 1
+    assert json.loads(ready.read_text()) == {"JAX_ROCM_RBE_EXECUTOR": "grpc://127.0.0.1:15051",
+                                             "JAX_ROCM_RBE_INSTANCE": "main"}
+    assert not ready.with_name("ready.json.partial").exists()

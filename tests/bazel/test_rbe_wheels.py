@@ -1,0 +1,89 @@
+"""`ci_build dist_wheels --rbe` on the isolated loopback cluster: the wheels a real cluster would build.
+
+tests/bazel/rbe_wheels_driver.py (on the host; ci_build starts the sandbox itself) builds
+the wheels (examples/ sources, one Python) on a cold cluster whose worker sees only each
+action's inputs and the worker image; again from a second checkout at another path, which
+must be answered entirely from the remote cache; with --rbe=dynamic; and locally, the
+reference. Several minutes: marked slow.
+
+The default toolchain (Zig, --config=manylinux_2_28) is not hermetic yet: its `cc`
+wrapper execs the Zig SDK by its absolute path in Bazel's output base, which an isolated
+worker does not have (branch hermetic-toolchain makes Zig an input of each action).
+While that is so the remote build stops at the first C++ compile and every test here is
+reported xfailed with the path; any other failure fails them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import CHECKOUT, DRIVER_TIMEOUT
+
+pytestmark = [pytest.mark.bazel, pytest.mark.slow]
+
+KNOWN_GAP = re.compile(r"/external/_main~zig~zig_sdk/sdk/zig$")
+ALLOWED_REMOTE = {"remote", "remote cache hit", "internal"}
+
+
+@pytest.fixture(scope="module")
+def builds(sandbox_root, tmp_path_factory) -> dict:
+    workdir = tmp_path_factory.mktemp("rbe-wheels")
+    try:
+        result = subprocess.run([sys.executable, "-m", "tests.bazel.rbe_wheels_driver", str(workdir)], cwd=CHECKOUT,
+                                capture_output=True, text=True, timeout=DRIVER_TIMEOUT)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"the RBE wheel proof took over {DRIVER_TIMEOUT} s; last output:\n{(e.stderr or b'')[-5000:]}")
+    if result.returncode != 0:
+        pytest.fail(f"rbe_wheels_driver exited {result.returncode}:\n{result.stderr[-5000:]}")
+    builds = json.loads(result.stdout.splitlines()[-1])
+    remote = builds["remote"]
+    missing = remote.get("missing_paths") or [""]
+    if remote["returncode"] != 0 and KNOWN_GAP.search(missing[0]):
+        pytest.xfail(f"the isolated worker has no {missing[0]}: the Zig toolchain is not hermetic yet "
+                     "(branch hermetic-toolchain)")
+    return builds
+
+
+def counts(summary: str) -> dict[str, int]:
+    _, _, parts = summary.rstrip(".").partition(": ")
+    return {name: int(n) for n, name in (p.split(" ", 1) for p in parts.split(", ") if p)}
+
+
+def test_every_spawn_of_the_cold_build_runs_remotely(builds):
+    remote = builds["remote"]
+    assert remote["returncode"] == 0, remote
+    build, tag = remote["summaries"]  # ci_build's build, then its tagging build
+    assert counts(build).get("remote", 0) > 100 and set(counts(build)) <= ALLOWED_REMOTE, build
+    assert set(counts(tag)) <= ALLOWED_REMOTE, tag
+
+
+def test_a_second_checkout_at_another_path_is_all_remote_cache_hits(builds):
+    cached = builds["cached"]
+    assert cached["returncode"] == 0, cached
+    for summary in cached["summaries"]:
+        by_runner = counts(summary)
+        hits = by_runner.get("remote cache hit", 0)
+        print(f"remote cache hits from the second checkout: {hits} of {hits + by_runner.get('remote', 0)} "
+              f"spawns ({summary})")
+        assert hits > 0 and set(by_runner) <= {"remote cache hit", "internal"}, summary
+
+
+def test_dynamic_execution_completes_on_the_same_cluster(builds):
+    assert builds["dynamic"]["returncode"] == 0, builds["dynamic"]
+
+
+def test_remote_cached_and_dynamic_wheels_are_byte_identical_to_the_local_build(builds):
+    local = builds["local"]["wheels"]
+    assert len(local) == 2, builds["local"]  # the pjrt wheel and one plugin wheel
+    for phase in ("remote", "cached", "dynamic"):
+        assert builds[phase]["wheels"] == local, phase
+
+
+def test_no_wheel_holds_a_checkout_output_base_or_worker_path(builds):
+    for phase in ("remote", "local"):
+        assert builds[phase]["leaks"] == {name: {} for name in builds[phase]["wheels"]}, (builds["markers"], phase)
