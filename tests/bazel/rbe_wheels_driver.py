@@ -104,6 +104,11 @@ def leaked_paths(wheel: Path, markers: Sequence[str]) -> dict[str, list[str]]:
     return found
 
 
+def build_info(wheel: Path) -> dict:
+    with zipfile.ZipFile(wheel) as z:
+        return json.loads(z.read(next(n for n in z.namelist() if n.endswith("/build_info.json"))))
+
+
 def sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -178,6 +183,8 @@ def ci_build(copy: Path, rbe: str, extra: Sequence[str], markers: Sequence[str])
         "tail": output.splitlines()[-8:],
         "wheels": {w.name: sha256(w) for w in wheels},
         "leaks": {w.name: leaked_paths(w, markers) for w in wheels},
+        "toolkits": {w.name: {k: build_info(w).get(k) for k in ("amdgpu_targets", "rocm_layout", "rocm_therock_family")}
+                     for w in wheels},
     }
 
 

@@ -1,7 +1,9 @@
 """`ci_build dist_wheels --rbe` on the isolated loopback cluster: the wheels a real cluster would build.
 
 tests/bazel/rbe_wheels_driver.py (on the host; ci_build starts the sandbox itself) builds
-the wheels (examples/ sources, one Python) on a cold cluster whose worker sees only each
+the wheels (examples/ sources, one Python, against a TheRock tarball toolkit made offline
+from the sandbox's ROCm as test_therock_release.py makes it, of family gfx90X-dcgpu: HIP
+compiles for its two targets gfx908 and gfx90a) on a cold cluster whose worker sees only each
 action's inputs and the worker image; again from a second checkout at another path, which
 must be answered entirely from the remote cache; with --rbe=dynamic; and locally, the
 reference. Several minutes: marked slow.
@@ -22,7 +24,8 @@ import sys
 
 import pytest
 
-from tests.conftest import CHECKOUT, DRIVER_TIMEOUT
+from tests.bazel.test_therock_release import MAKE_TARBALL, VERSION
+from tests.conftest import CHECKOUT, DRIVER_TIMEOUT, sandbox
 
 pytestmark = [pytest.mark.bazel, pytest.mark.slow]
 
@@ -30,11 +33,18 @@ KNOWN_GAP = re.compile(r"/external/_main~zig~zig_sdk/sdk/zig$")
 ALLOWED_REMOTE = {"remote", "remote cache hit", "internal"}
 
 
+FAMILY, TARGETS = "gfx90X-dcgpu", ["gfx908", "gfx90a"]
+
+
 @pytest.fixture(scope="module")
 def builds(sandbox_root, tmp_path_factory) -> dict:
     workdir = tmp_path_factory.mktemp("rbe-wheels")
+    script, tarball = workdir / "make.sh", workdir / f"therock-dist-linux-{FAMILY}-{VERSION}.tar.gz"
+    script.write_text(MAKE_TARBALL)
+    sandbox("run", "--", "sh", str(script), str(tarball))
     try:
-        result = subprocess.run([sys.executable, "-m", "tests.bazel.rbe_wheels_driver", str(workdir)], cwd=CHECKOUT,
+        result = subprocess.run([sys.executable, "-m", "tests.bazel.rbe_wheels_driver", str(workdir),
+                                 f"--therock-path={tarball}"], cwd=CHECKOUT,
                                 capture_output=True, text=True, timeout=DRIVER_TIMEOUT)
     except subprocess.TimeoutExpired as e:
         pytest.fail(f"the RBE wheel proof took over {DRIVER_TIMEOUT} s; last output:\n{(e.stderr or b'')[-5000:]}")
@@ -82,6 +92,12 @@ def test_remote_cached_and_dynamic_wheels_are_byte_identical_to_the_local_build(
     assert len(local) == 2, builds["local"]  # the pjrt wheel and one plugin wheel
     for phase in ("remote", "cached", "dynamic"):
         assert builds[phase]["wheels"] == local, phase
+
+
+def test_the_wheels_hold_device_code_for_the_tarballs_two_targets(builds):
+    for name, toolkit in builds["remote"]["toolkits"].items():
+        if "plugin" in name:
+            assert toolkit == {"amdgpu_targets": TARGETS, "rocm_layout": "therock", "rocm_therock_family": FAMILY}, name
 
 
 def test_no_wheel_holds_a_checkout_output_base_or_worker_path(builds):
