@@ -95,6 +95,7 @@ def test_remote_cached_and_dynamic_wheels_are_byte_identical_to_the_local_build(
 
 
 def test_the_wheels_hold_device_code_for_the_tarballs_two_targets(builds):
+    assert builds["remote"]["returncode"] == 0 and builds["remote"]["toolkits"], builds["remote"]
     for name, toolkit in builds["remote"]["toolkits"].items():
         if "plugin" in name:
             assert toolkit == {"amdgpu_targets": TARGETS, "rocm_layout": "therock", "rocm_therock_family": FAMILY}, name
@@ -102,4 +103,5 @@ def test_the_wheels_hold_device_code_for_the_tarballs_two_targets(builds):
 
 def test_no_wheel_holds_a_checkout_output_base_or_worker_path(builds):
     for phase in ("remote", "local"):
+        assert builds.get(phase, {}).get("returncode") == 0, (phase, builds.get(phase))
         assert builds[phase]["leaks"] == {name: {} for name in builds[phase]["wheels"]}, (builds["markers"], phase)

@@ -16,6 +16,12 @@ dropped). That isolation is kept whole; two things the sandbox's chroot
     so those are dropped. bwrap then runs as the real root, which needs no user
     namespace for the others, and the action still runs as uid 0 with no capability.
 
+And one that is not about the sandbox: buildbox binds the input root at / and runs the
+action there. Real workers keep it in a folder (Buildbarn's /worker/build/<id>/root),
+and Zig 0.17 with a relative ZIG_LIB_DIR fails where the working folder is / ("import
+of file outside module path" compiling its std), so the input root goes to INPUT_ROOT
+and the action's working folder with it; the isolation is the same.
+
     bwrap_in_sandbox.py BWRAP-ARGS...    (JAX_ROCM_RBE_BWRAP_MOUNT names the empty folder)
 """
 
@@ -47,6 +53,8 @@ OPTION_VALUES = {
         "--bind-fd", "--ro-bind-fd", "--file", "--bind-data", "--ro-bind-data", "--symlink", "--chmod"), 2),
     "--overlay": 3,
 }
+# Where the action's input root is bound instead of / (the docstring says why).
+INPUT_ROOT = "/worker/root"
 # The user-namespace options, dropped (the module's docstring says why).
 USER_NAMESPACE_OPTIONS = frozenset(("--unshare-user", "--unshare-user-try", "--userns", "--userns2", "--uid", "--gid",
                                     "--disable-userns", "--assert-userns-disabled"))
@@ -62,9 +70,10 @@ _MS_REC = 16384
 
 
 def without_user_namespace(args: Sequence[str]) -> list[str]:
-    """bwrap's arguments less the user-namespace options; the command (from the first
-    argument that is not an option, or after `--`) is left as it is."""
-    out, i = [], 0
+    """bwrap's arguments less the user-namespace options, with an input root bound at / moved
+    to INPUT_ROOT (and --chdir under it); the command (from the first argument that is not
+    an option, or after `--`) is left as it is."""
+    out, i, moved = [], 0, False
     while i < len(args):
         arg = args[i]
         if arg == "--" or not arg.startswith("--"):
@@ -73,8 +82,14 @@ def without_user_namespace(args: Sequence[str]) -> list[str]:
             raise UnknownOption(f"bwrap option {arg} is not in OPTION_VALUES of tests/infra/bwrap_in_sandbox.py; "
                                 "add it there with the number of values it takes (bwrap --help)")
         end = i + 1 + OPTION_VALUES[arg]
+        option = list(args[i:end])
+        if arg in ("--bind", "--dev-bind") and option[2] == "/":
+            option[2] = INPUT_ROOT
+            moved = True
+        elif arg == "--chdir" and moved:
+            option[1] = os.path.normpath(INPUT_ROOT + "/" + option[1])
         if arg not in USER_NAMESPACE_OPTIONS:
-            out += args[i:end]
+            out += option
         i = end
     return out
 

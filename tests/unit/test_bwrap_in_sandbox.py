@@ -28,11 +28,13 @@ def shim():
     return load_module("bwrap_in_sandbox", CHECKOUT / "tests" / "infra" / "bwrap_in_sandbox.py")
 
 
-def test_only_the_user_namespace_options_are_dropped(shim):
+def test_the_user_namespace_options_are_dropped_and_the_input_root_moved_off_slash(shim):
     out = shim.without_user_namespace(RECORDED)
     dropped = ["--unshare-user", "--uid", "0", "--gid", "0"]
-    assert out == [a for i, a in enumerate(RECORDED) if not (12 <= i < 17)]
     assert RECORDED[12:17] == dropped
+    expected = [a for i, a in enumerate(RECORDED) if not (12 <= i < 17)]
+    expected[4] = expected[11] = "/worker/root"  # --bind STAGED /, --chdir /
+    assert out == expected
     # The isolation is all still there.
     for kept in ("--unshare-pid", "--unshare-net", "--cap-drop", "--tmpfs", "--proc", "--dev"):
         assert kept in out
@@ -43,6 +45,13 @@ def test_the_command_and_its_arguments_pass_untouched(shim):
     assert shim.without_user_namespace(["--chdir", "/", "--", "--uid", "x"]) == ["--chdir", "/", "--", "--uid", "x"]
     # A value that looks like an option is a value, not the command's start or an option.
     assert shim.without_user_namespace(["--setenv", "X", "--uid", "--uid", "7", "sh"]) == ["--setenv", "X", "--uid", "sh"]
+
+
+def test_the_working_folder_follows_the_input_root_only_when_it_was_moved(shim):
+    assert shim.without_user_namespace(["--bind", "/s", "/", "--chdir", "sub/dir", "sh"]) == [
+        "--bind", "/s", "/worker/root", "--chdir", "/worker/root/sub/dir", "sh"]
+    assert shim.without_user_namespace(["--bind", "/s", "/x", "--chdir", "/x", "sh"]) == [
+        "--bind", "/s", "/x", "--chdir", "/x", "sh"]
 
 
 def test_an_option_it_does_not_know_is_refused_not_guessed(shim):
