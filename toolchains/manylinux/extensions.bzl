@@ -22,7 +22,8 @@ The repository holds:
 Hermetic: Zig, the part of its lib/ this target reads and the runtime are declared inputs
 of every action that runs Zig, named by exec-root-relative paths; Zig's cache lives in the
 action's own TMPDIR. Nothing outside the action's input root is read but the OS's /bin/sh,
-mktemp, cp, chmod and rm (tests/bazel/test_hermetic.py builds in Bazel's hermetic sandbox).
+mktemp, cp, chmod and rm (tests/bazel/test_hermetic.py replays every such action in a root
+holding only its inputs and the OS).
 """
 
 _TARGET_CPU = "x86_64"
@@ -81,6 +82,7 @@ _WRAPPER = """#!/bin/sh
 sdk="${{0%/bin/*}}/sdk"
 cache=$(mktemp -d "${{TMPDIR:-/tmp}}/zig-cache.XXXXXX") || exit 1
 trap 'rm -rf "$cache"' EXIT
+trap 'exit 143' HUP INT TERM
 if [ -n "$ZIG_RUNTIME_CACHE" ]; then
   cp -R "$ZIG_RUNTIME_CACHE/." "$cache/" && chmod -R u+w "$cache" || exit 1
 fi
@@ -98,10 +100,12 @@ sdk="${{0%/bin/*}}/sdk"
 out="$1"; shift
 work=$(mktemp -d "${{TMPDIR:-/tmp}}/zig-runtime.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+trap 'exit 143' HUP INT TERM
 mkdir -p "$out"
 export ZIG_LIB_DIR="$sdk/lib" ZIG_GLOBAL_CACHE_DIR="$out" ZIG_LOCAL_CACHE_DIR="$work/local"
 printf '#include <string>\\nstd::string f() {{ return "f"; }}\\nint main() {{ return (int) f().size() - 1; }}\\n' > "$work/probe.cc"
-"$sdk/zig" c++ -target {target} -fPIC -c "$work/probe.cc" -o "$work/probe.o"
+# As the toolchain compiles (cc_toolchain_config.bzl): without -O, zig c++ turns UBSan on.
+"$sdk/zig" c++ -target {target} -fno-sanitize=undefined -fPIC -c "$work/probe.cc" -o "$work/probe.o"
 "$sdk/zig" c++ -target {target} -shared "$@" -o "$work/probe.so" "$work/probe.o"
 "$sdk/zig" c++ -target {target} "$@" -o "$work/probe" "$work/probe.o"
 rm -rf "$out/tmp"
