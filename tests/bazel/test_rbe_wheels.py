@@ -6,19 +6,18 @@ from the sandbox's ROCm as test_therock_release.py makes it, of family gfx90X-dc
 compiles for its two targets gfx908 and gfx90a) on a cold cluster whose worker sees only each
 action's inputs and the worker image; again from a second checkout at another path, which
 must be answered entirely from the remote cache; with --rbe=dynamic; and locally, the
-reference. Several minutes: marked slow.
+reference. Marked slow: measured 23 min on two cores shared with another build (cold
+remote 704 s, second checkout 69 s, dynamic 22 s, cold local 315 s, plus tagging).
 
-The default toolchain (Zig, --config=manylinux_2_28) is not hermetic yet: its `cc`
-wrapper execs the Zig SDK by its absolute path in Bazel's output base, which an isolated
-worker does not have (branch hermetic-toolchain makes Zig an input of each action).
-While that is so the remote build stops at the first C++ compile and every test here is
-reported xfailed with the path; any other failure fails them.
+Measured 2026-11-24 with branch hermetic-toolchain merged: every spawn remote, dynamic
+completing, all wheels byte-identical to the local build, none holding a build-machine
+path; but the second checkout hit the cache for 240 of 264 spawns, not all (the strict
+xfail below says which).
 """
 
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 
@@ -29,7 +28,6 @@ from tests.conftest import CHECKOUT, DRIVER_TIMEOUT, sandbox
 
 pytestmark = [pytest.mark.bazel, pytest.mark.slow]
 
-KNOWN_GAP = re.compile(r"/external/_main~zig~zig_sdk/sdk/zig$")
 ALLOWED_REMOTE = {"remote", "remote cache hit", "internal"}
 
 
@@ -50,13 +48,7 @@ def builds(sandbox_root, tmp_path_factory) -> dict:
         pytest.fail(f"the RBE wheel proof took over {DRIVER_TIMEOUT} s; last output:\n{(e.stderr or b'')[-5000:]}")
     if result.returncode != 0:
         pytest.fail(f"rbe_wheels_driver exited {result.returncode}:\n{result.stderr[-5000:]}")
-    builds = json.loads(result.stdout.splitlines()[-1])
-    remote = builds["remote"]
-    missing = remote.get("missing_paths") or [""]
-    if remote["returncode"] != 0 and KNOWN_GAP.search(missing[0]):
-        pytest.xfail(f"the isolated worker has no {missing[0]}: the Zig toolchain is not hermetic yet "
-                     "(branch hermetic-toolchain)")
-    return builds
+    return json.loads(result.stdout.splitlines()[-1])
 
 
 def counts(summary: str) -> dict[str, int]:
@@ -72,6 +64,10 @@ def test_every_spawn_of_the_cold_build_runs_remotely(builds):
     assert set(counts(tag)) <= ALLOWED_REMOTE, tag
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "measured: 240 of 264 spawns hit; the 24 that ran again are JAX's module compiles (jaxlib/gpu/*.cc, "
+    "jaxlib/rocm/rocm_plugin_extension.cc, as Bazel's progress showed): some input of theirs depends on the checkout's or "
+    "the output base's path; not found yet"))
 def test_a_second_checkout_at_another_path_is_all_remote_cache_hits(builds):
     cached = builds["cached"]
     assert cached["returncode"] == 0, cached
