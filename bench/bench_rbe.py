@@ -66,30 +66,35 @@ def inside(args: argparse.Namespace) -> int:
     from tests.infra.rbe_cluster import Cluster  # importable here: run as a module from the checkout
 
     workspace = Path(args.workspace)
+    # The offline stand-ins, as ci_build --sources=examples gives them (tools/bazel maps the names).
+    sources = [f"--override_repository={name}={workspace}/examples/{name}" for name in ("jax", "xla")]
     flags = ["--config=rocm", "--config=rocm_release", *TOOLCHAIN_FLAGS[args.toolchain],
-             f"--//rocm:amdgpu_targets={args.targets}"]
+             f"--//rocm:amdgpu_targets={args.targets}", *sources]
     rows = []
+
+    def report(name: str, seconds: float, line: str, digest: str) -> None:
+        # Each row as soon as it is measured: a remote build can take many minutes.
+        rows.append((name, seconds, line, digest))
+        extra = f"  remote cache hits {hit_ratio(line)}" if name == "warm cache" else ""
+        print(f"{name + (' (baseline)' if name == 'cold local' else ''):22s} {seconds:7.1f} s  "
+              f"{seconds / rows[0][1]:5.2f}x  wheel {digest}  [{line}]{extra}", flush=True)
+
+    print(f"{TARGET}, amdgpu targets {args.targets}, toolchain {args.toolchain}, runner {args.runner}, "
+          f"{os.cpu_count()} CPUs, worker jobs = CPUs", flush=True)
     try:
         bazel(workspace, "build", *flags, "--nobuild", TARGET)  # fetch and analyse once, outside the timings
         bazel(workspace, "clean")
         seconds, stderr = bazel(workspace, "build", *flags, TARGET)
-        rows.append(("cold local", seconds, summary(stderr), wheel_digest(workspace)))
+        report("cold local", seconds, summary(stderr), wheel_digest(workspace))
         with Cluster(jobs=os.cpu_count() or 1, runner=args.runner) as cluster:
             remote = [*flags, "--config=rocm_rbe", f"--remote_executor={cluster.env['JAX_ROCM_RBE_EXECUTOR']}",
                       f"--remote_instance_name={cluster.env['JAX_ROCM_RBE_INSTANCE']}"]
             for name in ("cold remote", "warm cache"):
                 bazel(workspace, "clean")
                 seconds, stderr = bazel(workspace, "build", *remote, TARGET)
-                rows.append((name, seconds, summary(stderr), wheel_digest(workspace)))
+                report(name, seconds, summary(stderr), wheel_digest(workspace))
     finally:
         subprocess.run(["bazel", "clean", "--expunge"], cwd=workspace, capture_output=True)
-    base = rows[0][1]
-    print(f"{TARGET}, amdgpu targets {args.targets}, toolchain {args.toolchain}, runner {args.runner}, "
-          f"{os.cpu_count()} CPUs, worker jobs = CPUs")
-    for name, seconds, line, digest in rows:
-        extra = f"  remote cache hits {hit_ratio(line)}" if name == "warm cache" else ""
-        print(f"{name + (' (baseline)' if name == 'cold local' else ''):22s} {seconds:7.1f} s  "
-              f"{seconds / base:5.2f}x  wheel {digest}  [{line}]{extra}")
     print("wheels byte-identical: " + ("yes" if len({r[3] for r in rows}) == 1 else "NO"))
     return 0
 
@@ -104,11 +109,10 @@ def main() -> int:
     args = parser.parse_args()
     if args.workspace:
         return inside(args)
-    from tests.infra.copy_workspace import copy_workspace
-
     tmp = Path(tempfile.mkdtemp(prefix="bench-rbe-", dir="/tmp"))  # /tmp: mounted in the sandbox
     try:
-        workspace = copy_workspace(tmp / "ws", CHECKOUT)
+        workspace = tmp / "ws"
+        subprocess.run([sys.executable, str(CHECKOUT / "tests/infra/copy_workspace.py"), str(workspace)], check=True)
         # As a module from the checkout, so that tests.infra imports without touching sys.path.
         return subprocess.run([sys.executable, str(CHECKOUT / "tools/sandbox.py"), "run", "--", "python3", "-m",
                                "bench.bench_rbe", *sys.argv[1:], f"--workspace={workspace}"], cwd=CHECKOUT).returncode
