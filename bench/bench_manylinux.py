@@ -2,7 +2,7 @@
 """Benchmark: the wheels built with the manylinux_2_28 toolchain (Zig's clang, glibc 2.28,
 libc++) against the sandbox's own compiler (Debian sid's gcc, glibc 2.43, libstdc++), in one run.
 
-    python3 bench/bench_manylinux.py [--amdgpu-targets gfx942] [--python-versions 3.11] [--cold-zig-cache] [--jax PATH]
+    python3 bench/bench_manylinux.py [--amdgpu-targets gfx942] [--python-versions 3.11] [--jax PATH]
 
 Each toolchain builds the README's main command (`ci_build --sources=examples dist_wheels`:
 the examples/xla and examples/jax stand-ins; with --jax PATH or $JAX_ROCM_TEST_JAX_TREE, JAX's
@@ -10,10 +10,9 @@ modules from that JAX checkout or archive instead) in a fresh copy of this check
 has a private, cold Bazel output base (the repository cache and distdir are shared:
 no download is timed). The sandbox's toolchain is the baseline. Printed per toolchain:
 wall time of dist_wheels (Bazel build, audit, re-tag), the wheels' sizes, and the
-size of each native library inside them, with ratios to the baseline. Zig builds libc++
-and the glibc stubs once into its cache (/var/tmp/jax-rocm-build/zig-cache in the
-sandbox root); that cache is kept warm unless --cold-zig-cache empties it first, and the
-report says which. Single runs: one sample per toolchain, no statistics.
+size of each native library inside them, with ratios to the baseline. Zig's runtime
+(libc++, libunwind, glibc stubs) is an action of the build (@zig_sdk//:runtime), so it is
+cold too. Single runs: one sample per toolchain, no statistics.
 """
 
 from __future__ import annotations
@@ -32,7 +31,6 @@ sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
 from copy_workspace import copy_workspace  # noqa: E402
 
 TOOLCHAINS = ("sandbox", "manylinux_2_28")  # the first is the baseline
-ZIG_CACHE = "/var/tmp/jax-rocm-build/zig-cache"
 
 
 def dist_wheels(checkout: Path, toolchain: str, targets: str, pythons: str, output: Path, jax: Path | None) -> float:
@@ -74,7 +72,6 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--amdgpu-targets", default="gfx942", help="default: %(default)s (one target keeps a cold build short)")
     parser.add_argument("--python-versions", default="%d.%d" % sys.version_info[:2], help="default: this Python's, %(default)s")
-    parser.add_argument("--cold-zig-cache", action="store_true", help=f"empty Zig's cache ({ZIG_CACHE}) first")
     parser.add_argument("--jax", type=Path, default=os.environ.get("JAX_ROCM_TEST_JAX_TREE") or None,
                         help="a JAX checkout or archive for JAX's modules (default: $JAX_ROCM_TEST_JAX_TREE, else "
                              "examples/jax, as the README's main command)")
@@ -83,8 +80,6 @@ def main(argv: list[str] | None = None) -> int:
     if jax and not jax.exists():
         print(f"bench_manylinux: --jax {jax} does not exist", file=sys.stderr)
         return 1
-    if args.cold_zig_cache:
-        subprocess.run([sys.executable, str(CHECKOUT / "tools" / "sandbox.py"), "run", "--", "rm", "-rf", ZIG_CACHE], check=True)
     results = {}
     with tempfile.TemporaryDirectory(prefix="bench-manylinux-") as tmp:  # /tmp: visible in the sandbox
         for toolchain in TOOLCHAINS:
@@ -99,8 +94,8 @@ def main(argv: list[str] | None = None) -> int:
             results[toolchain] = {"seconds": seconds, "wheels": {w.name: w.stat().st_size for w in wheels},
                                   "native": native_sizes(wheels)}
     base = results[TOOLCHAINS[0]]
-    print(f"amdgpu targets {args.amdgpu_targets}, Python {args.python_versions}, cold Bazel output base each, "
-          f"Zig cache {'cold' if args.cold_zig_cache else 'warm (as left by earlier builds)'}; baseline: {TOOLCHAINS[0]}")
+    print(f"amdgpu targets {args.amdgpu_targets}, Python {args.python_versions}, cold Bazel output base each "
+          f"(Zig's runtime included); baseline: {TOOLCHAINS[0]}")
     print(f"{'':34}{'seconds / bytes':>16}{'ratio':>9}")
     for toolchain in TOOLCHAINS:
         r = results[toolchain]

@@ -5,10 +5,14 @@ RocmToolchainInfo = provider(
     fields = {
         "configured": "False when the build was not configured for ROCm; every other field is then empty.",
         "unconfigured_message": "What to do when `configured` is False.",
-        "clang": "Absolute path of the toolkit's clang (the HIP driver). Absolute, like the host cc toolchain's " +
-                 "compiler: a remote executor must have the same toolkit at the same path (see rocm_rbe).",
+        "clang": "The toolkit's clang (the HIP driver): a File, exec-root-relative, when the toolkit is in the " +
+                 "action's inputs (toolkit_in_inputs); else its absolute path, which a remote worker's image must " +
+                 "then have (see rocm_rbe).",
+        "toolkit_in_inputs": "True when the toolkit lies in Bazel's external repositories (a TheRock tarball): clang, " +
+                             "its tools, resource headers and device libraries are action inputs, by relative paths.",
+        "files": "depset of the toolkit's compiler files (clang, device libraries ...): inputs of every HIP compile.",
         "clang_version": "clang's version, e.g. '22.1.8'.",
-        "rocm_path": "The toolkit root passed as --rocm-path.",
+        "rocm_path": "The toolkit root passed as --rocm-path (exec-root-relative with toolkit_in_inputs).",
         "device_libs_path": "The amdgcn bitcode directory passed as --rocm-device-lib-path.",
         "rocm_version": "The ROCm release, e.g. '7.2.4'.",
         "supported_targets": "amdgpu processors this clang can compile for (--print-supported-cpus).",

@@ -38,8 +38,8 @@ def hip_compile_args(toolchain, targets, compress, compilation_context, copts, s
         # Objects must not depend on where the execroot is: local and remote builds are byte-identical.
         "-ffile-compilation-dir=.",
         # clang names a HIP compilation unit (CUID, in device symbol names) by hashing its
-        # command line, which may hold absolute paths under the output base (Zig's headers):
-        # name it by the source instead, so that device code is the same from any checkout.
+        # command line, which may hold the toolkit's absolute path: name it by the source
+        # instead, so that device code is the same from any toolkit location.
         "-cuid=%x" % (hash(src.short_path) & 0xffffffff),
     ]
     args += ["-D" + d for d in compilation_context.defines.to_list()]
@@ -85,7 +85,8 @@ def _rocm_library_impl(ctx):
     copts = _opt_flags(ctx) + ctx.attr._copts[BuildSettingInfo].value + [ctx.expand_make_variables("copts", c, {}) for c in ctx.attr.copts]
     # The host toolchain's libc and C++ library headers (--config=manylinux_2_28: glibc
     # 2.28 and Zig's libc++), so that HIP objects link with host objects as one.
-    copts = copts + ctx.attr._host_libc[HipHostLibcInfo].copts
+    host_libc = ctx.attr._host_libc[HipHostLibcInfo]
+    copts = copts + host_libc.copts
 
     objects = []
     for src in ctx.files.srcs:
@@ -95,7 +96,10 @@ def _rocm_library_impl(ctx):
         ctx.actions.run(
             executable = toolchain.clang,
             arguments = hip_compile_args(toolchain, targets, compress, compilation_context, copts, src, out),
-            inputs = depset([src, toolchain.config_file], transitive = [compilation_context.headers]),
+            # The toolkit's compiler files and the host libc headers are inputs: with a TheRock
+            # tarball and --config=manylinux_2_28 the action reads nothing outside its inputs
+            # but the OS (tests/bazel/test_hermetic.py).
+            inputs = depset([src, toolchain.config_file], transitive = [compilation_context.headers, toolchain.files, host_libc.files]),
             outputs = [out],
             mnemonic = "HipCompile",
             progress_message = "Compiling HIP %s for %s" % (src.short_path, ",".join(targets)),

@@ -4,13 +4,19 @@ load(":providers.bzl", "RocmToolchainInfo")
 
 def _rocm_toolchain_impl(ctx):
     configured = ctx.attr.configured
+    in_inputs = ctx.attr.toolkit_in_inputs
+    # With the toolkit in the inputs, paths are relative to the exec root, under this
+    # repository (external/<its canonical name>/rocm): the links rocm_configure made.
+    rocm = ctx.label.workspace_root + "/rocm"
     info = RocmToolchainInfo(
         configured = configured,
         unconfigured_message = ctx.attr.unconfigured_message,
-        clang = ctx.attr.clang,
+        clang = ctx.file.clang_file if in_inputs else ctx.attr.clang,
+        toolkit_in_inputs = in_inputs,
+        files = depset(ctx.files.compiler_files),
         clang_version = ctx.attr.clang_version,
-        rocm_path = ctx.attr.rocm_path,
-        device_libs_path = ctx.attr.device_libs_path,
+        rocm_path = rocm if in_inputs else ctx.attr.rocm_path,
+        device_libs_path = rocm + "/amdgcn/bitcode" if in_inputs else ctx.attr.device_libs_path,
         rocm_version = ctx.attr.rocm_version,
         supported_targets = ctx.attr.supported_targets,
         config_file = ctx.file.config_file,
@@ -25,6 +31,9 @@ rocm_toolchain = rule(
         "configured": attr.bool(mandatory = True),
         "unconfigured_message": attr.string(),
         "clang": attr.string(doc = "Absolute path of clang."),
+        "toolkit_in_inputs": attr.bool(doc = "Run clang_file and read the toolkit by relative paths (RocmToolchainInfo)."),
+        "clang_file": attr.label(allow_single_file = True, doc = "rocm/llvm/bin/clang of this repository"),
+        "compiler_files": attr.label(allow_files = True, doc = "What HIP compiles read of the toolkit"),
         "clang_version": attr.string(),
         "rocm_path": attr.string(),
         "device_libs_path": attr.string(),

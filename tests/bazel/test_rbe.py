@@ -3,7 +3,9 @@
 One `sandbox.py run` starts the cluster (tests/infra/rbe_cluster.py run) and, under it,
 tests/bazel/rbe_driver.py builds //tests/rocm/hip:libhip_kernels.so three times in a
 private copy of the checkout: locally, remotely, and remotely again after
-`bazel clean` (from the remote cache). About a minute when BuildGrid's venv exists.
+`bazel clean` (from the remote cache). The worker is the isolated one (rbe_cluster.py's
+default), so the HIP compiles, the archive and the link find everything they read
+among their inputs and the worker image. About a minute when BuildGrid's venv exists.
 """
 
 from __future__ import annotations

@@ -12,8 +12,17 @@ packages). Started in this order, each waited for with a time limit:
     PostgreSQL        BuildGrid's scheduler database (BuildGrid refuses SQLite)
     BuildGrid         REAPI server: Execution, ActionCache, CAS, ByteStream, Bots; instance "main"
     buildbox-casd     the worker's local CAS, a proxy of BuildGrid's
-    buildbox-worker   runs actions with buildbox-run-hosttools, i.e. on this root as is,
-                      so remote actions find ROCm at the same absolute paths as local ones
+    buildbox-worker   runs each action with one of two runners (--runner):
+        isolated      (default) buildbox-run-bubblewrap: the action sees only its input
+                      root, the worker image (this root's /usr /lib /lib64 /bin /sbin /etc,
+                      read-only, as a container image would give them), a private /tmp,
+                      /proc and /dev; nothing of the checkout, Bazel's output base,
+                      /var/tmp or the host. An action that reads an undeclared path fails
+                      here as it would on a real cluster's worker.
+        hosttools     buildbox-run-hosttools: on this root as is (the checkout, /tmp ...
+                      all visible); faster to start, for tests that only need an endpoint
+    Either way remote actions find ROCm (Debian's, under /usr) at the same absolute
+    paths as local ones.
 
 Everything listens on 127.0.0.1 only, on free ports chosen at start. Security: any
 local user can reach those ports while the cluster runs, and the worker runs what it
@@ -30,6 +39,7 @@ import contextlib
 import dataclasses
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -52,6 +62,9 @@ POSTGRES_SYSTEM_USER = "postgres"
 # Seconds each step may take before the cluster is declared broken.
 TIMEOUTS = {"venv": 600.0, "postgres": 60.0, "migrate": 120.0, "buildgrid": 90.0, "casd": 30.0, "worker": 60.0}
 STOP_GRACE = 5.0
+# BuildGrid's gRPC threads and concurrent RPCs (its config says why).
+THREAD_POOL_SIZE = 200
+MAX_CONCURRENT_RPCS = 1000
 LOG_TAIL_LINES = 25
 
 
@@ -109,6 +122,32 @@ class Layout:
     def logs(self) -> Path:
         return self.state / "logs"
 
+    @property
+    def bwrap_bin(self) -> Path:
+        return self.state / "bin"
+
+    @property
+    def bwrap_mount(self) -> Path:
+        return self.state / "bwrap-root"
+
+
+# The worker's runners (--runner); buildbox-run-bubblewrap needs bwrap (Debian's buildbox
+# depends on bubblewrap, so the root has it).
+RUNNERS = {
+    "isolated": Path("/usr/bin/buildbox-run-bubblewrap"),
+    "hosttools": Path("/usr/bin/buildbox-run-hosttools"),
+}
+DEFAULT_RUNNER = "isolated"
+BWRAP = Path("/usr/bin/bwrap")
+# The isolated worker's image: what a container image would provide, taken read-only
+# from the root the worker runs in. Every other path an action reads must be one of
+# its inputs.
+WORKER_IMAGE = ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc")
+# buildbox-run-bubblewrap calls `bwrap` from PATH: the isolated worker's PATH starts
+# with a folder holding this as `bwrap` (its docstring says why the sandbox needs it).
+BWRAP_IN_SANDBOX = Path(__file__).resolve().parent / "bwrap_in_sandbox.py"
+BWRAP_MOUNT_ENV = "JAX_ROCM_RBE_BWRAP_MOUNT"
+
 
 @dataclasses.dataclass(frozen=True)
 class Tools:
@@ -116,7 +155,7 @@ class Tools:
     pg_bin: Path
     casd: Path = Path("/usr/bin/buildbox-casd")
     worker: Path = Path("/usr/bin/buildbox-worker")
-    runner: Path = Path("/usr/bin/buildbox-run-hosttools")
+    runner: Path = RUNNERS["hosttools"]
 
     @property
     def bgd(self) -> Path:
@@ -130,6 +169,7 @@ class Proc:
     name: str
     argv: tuple[str, ...]
     user: str | None = None
+    env: tuple[tuple[str, str], ...] = ()  # set on top of ours
 
 
 def venv_dir(cache: Path, requirements: Sequence[str], python_version: str) -> Path:
@@ -164,6 +204,28 @@ def bazel_flags(ports: Ports) -> list[str]:
     return [f"--remote_executor={executor_url(ports)}", f"--remote_instance_name={INSTANCE}"]
 
 
+def worker_image(paths: Sequence[str] = WORKER_IMAGE) -> tuple[tuple[str, str], ...]:
+    """(path inside, real path here) of each image folder that exists. /bin, /lib ... are
+    links into /usr in Debian sid; buildbox would pass bwrap the link's relative target
+    (`usr/lib`), which bwrap reads from its own working folder, so the real path is given."""
+    return tuple((p, os.path.realpath(p)) for p in paths if os.path.exists(p))
+
+
+def runner_args(runner: str, image: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    """What the worker passes its runner: for `isolated`, the worker image's read-only binds
+    (buildbox-run-bubblewrap otherwise builds the action's root from its input root alone)."""
+    if runner == "hosttools":
+        return ()
+    return tuple(f"--runner-arg=--ro-bind-mount={real}:{inside}" for inside, real in image)
+
+
+def worker_env(runner: str, layout: Layout, path: str) -> tuple[tuple[str, str], ...]:
+    """The worker's own variables: for `isolated`, PATH finds bwrap_in_sandbox.py as `bwrap`."""
+    if runner == "hosttools":
+        return ()
+    return (("PATH", f"{layout.bwrap_bin}:{path}"), (BWRAP_MOUNT_ENV, str(layout.bwrap_mount)))
+
+
 def client_env(ports: Ports) -> dict[str, str]:
     """What `run` exports to its command."""
     return {"JAX_ROCM_RBE_EXECUTOR": executor_url(ports), "JAX_ROCM_RBE_INSTANCE": INSTANCE}
@@ -178,6 +240,12 @@ def buildgrid_config(ports: Ports, layout: Layout) -> str:
     """BuildGrid's server YAML: one insecure loopback channel and one instance."""
     return f"""\
 # Generated by tests/infra/rbe_cluster.py for one throwaway cluster.
+# Bazel holds one Execute stream open per running action (rocm_rbe's --jobs=64) and
+# uploads inputs alongside; BuildGrid's default (5 threads a CPU, as many RPCs) refuses
+# the excess with RESOURCE_EXHAUSTED, failing the build.
+thread-pool-size: {THREAD_POOL_SIZE}
+maximum-concurrent-rpcs: {MAX_CONCURRENT_RPCS}
+
 server:
   - !channel
     address: "{LOOPBACK}:{ports.buildgrid}"
@@ -233,6 +301,9 @@ class Plan:
     tools: Tools
     jobs: int
     postgres_user: str | None
+    runner: str = "hosttools"
+    image: tuple[tuple[str, str], ...] = ()
+    path: str = "/usr/bin:/bin"  # the PATH the worker is started with
 
     def pg(self, program: str) -> str:
         return str(self.tools.pg_bin / program)
@@ -277,9 +348,9 @@ class Plan:
         # serve ("Method not found"); casd serves the empty instance name, hence no --cas-instance.
         argv = (str(self.tools.worker), f"--bots-remote=http://{LOOPBACK}:{self.ports.buildgrid}",
                 f"--bots-instance={INSTANCE}", f"--cas-remote=http://{LOOPBACK}:{self.ports.casd}",
-                f"--buildbox-run={self.tools.runner}", "--platform", "OSFamily=linux",
-                f"--concurrent-jobs={self.jobs}", WORKER_NAME)
-        return Proc("worker", argv)
+                f"--buildbox-run={self.tools.runner}", *runner_args(self.runner, self.image),
+                "--platform", "OSFamily=linux", f"--concurrent-jobs={self.jobs}", WORKER_NAME)
+        return Proc("worker", argv, env=worker_env(self.runner, self.layout, self.path))
 
 
 # --------------------------------------------------------------------------
@@ -336,14 +407,16 @@ def ensure_venv(venv: Path, log_path: Path) -> None:
         (venv / ".complete").touch()
 
 
-def find_tools(cache: Path) -> Tools:
+def find_tools(cache: Path, runner: str) -> Tools:
     pg_bin = find_pg_bin()
-    missing = [p for p in (Tools.casd, Tools.worker, Tools.runner) if not Path(p).exists()]
+    needed = (Tools.casd, Tools.worker, RUNNERS[runner], *([BWRAP] if runner == "isolated" else []))
+    missing = [p for p in needed if not Path(p).exists()]
     if pg_bin is None or missing:
         what = ", ".join([str(p) for p in missing] + (["/usr/lib/postgresql/*/bin/postgres"] if pg_bin is None else []))
         raise ClusterError(f"missing {what}: run this inside the sandbox root (tools/sandbox.py run -- python3 "
-                           "tests/infra/rbe_cluster.py ...), whose packages `postgresql` and `buildbox` provide them")
-    return Tools(venv=venv_dir(cache, BUILDGRID_REQUIREMENTS, sys.version), pg_bin=pg_bin)
+                           "tests/infra/rbe_cluster.py ...), whose packages `postgresql`, `buildbox` and "
+                           "`bubblewrap` provide them")
+    return Tools(venv=venv_dir(cache, BUILDGRID_REQUIREMENTS, sys.version), pg_bin=pg_bin, runner=RUNNERS[runner])
 
 
 def postgres_user() -> str | None:
@@ -353,8 +426,9 @@ def postgres_user() -> str | None:
 class Cluster:
     """Starts the cluster on enter, stops it (and removes its state) on exit."""
 
-    def __init__(self, jobs: int, keep: bool = False, cache: Path | None = None):
+    def __init__(self, jobs: int, keep: bool = False, cache: Path | None = None, runner: str = DEFAULT_RUNNER):
         self.jobs = jobs
+        self.runner = runner
         self.keep = keep
         self.cache = cache or default_cache()
         self.layout: Layout | None = None
@@ -384,13 +458,14 @@ class Cluster:
 
     def start(self) -> None:
         self.t0 = time.monotonic()
-        tools = find_tools(self.cache)
+        tools = find_tools(self.cache, self.runner)
         self.layout = layout = Layout(Path(tempfile.mkdtemp(prefix="jax-rocm-rbe-")))
         layout.logs.mkdir()
         ensure_venv(tools.venv, layout.logs / "pip.log")
         self.progress(f"BuildGrid venv {tools.venv}")
         ports = Ports(*free_ports(3))
-        self.plan = plan = Plan(layout, ports, tools, self.jobs, postgres_user())
+        self.plan = plan = Plan(layout, ports, tools, self.jobs, postgres_user(), self.runner, worker_image(),
+                                os.environ.get("PATH", "/usr/bin:/bin"))
         self.prepare_dirs()
         self.start_postgres()
         self.run_once(plan.migrate(), TIMEOUTS["migrate"])
@@ -401,12 +476,13 @@ class Cluster:
         self.spawn_and_wait(plan.casd(), lambda: port_open(ports.casd), TIMEOUTS["casd"])
         self.progress(f"buildbox-casd on {LOOPBACK}:{ports.casd}")
         self.spawn_and_wait(plan.worker(), self.worker_registered, TIMEOUTS["worker"])
-        self.progress(f"buildbox-worker registered ({self.jobs} concurrent jobs); cluster ready")
+        self.progress(f"buildbox-worker registered ({self.jobs} concurrent jobs, runner {self.runner}); cluster ready")
 
     def prepare_dirs(self) -> None:
         layout = self.layout
-        for d in (layout.storage, layout.casd, layout.pg_socket):
+        for d in (layout.storage, layout.casd, layout.pg_socket, layout.bwrap_bin, layout.bwrap_mount):
             d.mkdir(parents=True)
+        (layout.bwrap_bin / "bwrap").symlink_to(BWRAP_IN_SANDBOX)
         user = self.plan.postgres_user
         if user is not None:
             # mkdtemp's folder is 0700: let the postgres user reach its own subfolder.
@@ -429,9 +505,10 @@ class Cluster:
         return self.layout.logs / f"{proc.name}.log"
 
     def popen_args(self, proc: Proc) -> dict:
+        env = {**os.environ, **dict(proc.env)} if proc.env else None
         if proc.user is None:
-            return {"cwd": self.layout.state}
-        return {"cwd": self.layout.postgres, "user": proc.user, "group": proc.user, "extra_groups": []}
+            return {"cwd": self.layout.state, "env": env}
+        return {"cwd": self.layout.postgres, "env": env, "user": proc.user, "group": proc.user, "extra_groups": []}
 
     def quiet(self, proc: Proc) -> int:
         return subprocess.run(proc.argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -519,7 +596,12 @@ def cmd_run(cluster: Cluster, argv: list[str]) -> int:
     return 128 - rc if rc < 0 else rc
 
 
-def cmd_up(cluster: Cluster) -> int:
+def cmd_up(cluster: Cluster, ready_file: Path | None = None) -> int:
+    if ready_file is not None:
+        # Written whole, then renamed: a program polling for it never reads half of it.
+        partial = ready_file.with_name(ready_file.name + ".partial")
+        partial.write_text(json.dumps(cluster.env))
+        partial.rename(ready_file)
     log("ready; use with:\n    bazel build --config=rocm_rbe " + " ".join(bazel_flags(cluster.plan.ports)) +
         " TARGETS...\nCtrl-C stops the cluster.")
     while not cluster.dead():
@@ -535,11 +617,18 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="actions the worker runs at once (default: CPU count)")
     p.add_argument("--keep", action="store_true", help="keep the state folder (database, CAS, logs) at the end")
+    p.add_argument("--runner", choices=sorted(RUNNERS), default=DEFAULT_RUNNER,
+                   help="how the worker runs an action: isolated (only its inputs and the worker image; default) "
+                        "or hosttools (on this root as is)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = sub.add_parser("run", help="start the cluster, run CMD with JAX_ROCM_RBE_EXECUTOR and JAX_ROCM_RBE_INSTANCE "
                                      "set, stop the cluster; exit with CMD's status")
     run.add_argument("cmd", nargs=argparse.REMAINDER, metavar="[--] CMD...")
-    sub.add_parser("up", help="start the cluster and keep it up until Ctrl-C; prints the Bazel flags to use")
+    up = sub.add_parser("up", help="start the cluster and keep it up until Ctrl-C (or SIGTERM); prints the Bazel "
+                                   "flags to use")
+    up.add_argument("--ready-file", type=Path, metavar="FILE",
+                    help="once ready, write JAX_ROCM_RBE_EXECUTOR and JAX_ROCM_RBE_INSTANCE there as a JSON object "
+                         "(for a program that drives builds from outside the sandbox)")
     return p
 
 
@@ -552,8 +641,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # SIGTERM (from `timeout`, a CI runner ...) unwinds like Ctrl-C, so the cluster is stopped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     try:
-        with Cluster(jobs=args.jobs, keep=args.keep) as cluster:
-            return cmd_run(cluster, cmd) if args.command == "run" else cmd_up(cluster)
+        with Cluster(jobs=args.jobs, keep=args.keep, runner=args.runner) as cluster:
+            return cmd_run(cluster, cmd) if args.command == "run" else cmd_up(cluster, args.ready_file)
     except ClusterError as e:
         log(f"error: {e}")
         return 1

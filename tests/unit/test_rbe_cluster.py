@@ -52,6 +52,8 @@ def test_config_has_one_loopback_channel_and_the_main_instance_with_every_servic
     assert "path: /tmp/state/buildgrid-cas" in text
     assert {host for host, _ in addresses(text)} == {"127.0.0.1"}
     assert "automigrate" not in text, "BuildGrid 0.9.1 rejects this key; the schema comes from `bgd migrate`"
+    # Room for rocm_rbe's 64 concurrent Execute streams plus uploads (default: 10 RPCs on 2 CPUs).
+    assert "thread-pool-size: 200\nmaximum-concurrent-rpcs: 1000\n" in text
 
 
 def test_every_command_line_names_only_loopback_addresses(plan):
@@ -87,6 +89,44 @@ def test_buildgrid_casd_and_worker_are_wired_to_each_other(plan):
     assert worker[worker.index("--platform") + 1] == "OSFamily=linux"
     assert "--concurrent-jobs=3" in worker and worker[-1] == "jax-rocm-rbe-worker"
     assert "'jax-rocm-rbe-worker'" in plan.registered_bots().argv[-1]
+
+
+IMAGE = (("/usr", "/usr"), ("/lib", "/usr/lib"), ("/etc", "/etc"))
+
+
+def test_the_isolated_worker_runs_bubblewrap_with_only_the_image_bound_and_finds_the_sandbox_bwrap(rbe, plan):
+    import dataclasses
+    isolated = dataclasses.replace(plan, runner="isolated", image=IMAGE, path="/usr/bin:/bin",
+                                   tools=dataclasses.replace(plan.tools, runner=rbe.RUNNERS["isolated"]))
+    worker = isolated.worker()
+    assert "--buildbox-run=/usr/bin/buildbox-run-bubblewrap" in worker.argv
+    binds = [a for a in worker.argv if a.startswith("--runner-arg=")]
+    # A link's real path is bound at the link's path; nothing else of this root is.
+    assert binds == ["--runner-arg=--ro-bind-mount=/usr:/usr", "--runner-arg=--ro-bind-mount=/usr/lib:/lib",
+                     "--runner-arg=--ro-bind-mount=/etc:/etc"]
+    env = dict(worker.env)
+    assert env["PATH"] == "/tmp/state/bin:/usr/bin:/bin"
+    assert env["JAX_ROCM_RBE_BWRAP_MOUNT"] == "/tmp/state/bwrap-root"
+    assert rbe.BWRAP_IN_SANDBOX.name == "bwrap_in_sandbox.py" and rbe.BWRAP_IN_SANDBOX.exists()
+
+
+def test_the_hosttools_worker_has_no_binds_and_no_environment_of_its_own(plan):
+    worker = plan.worker()
+    assert not any(a.startswith("--runner-arg") for a in worker.argv) and worker.env == ()
+
+
+def test_worker_image_resolves_links_and_skips_what_is_missing(rbe, tmp_path):
+    (tmp_path / "usr" / "lib").mkdir(parents=True)
+    (tmp_path / "lib").symlink_to("usr/lib")
+    image = rbe.worker_image([str(tmp_path / "usr"), str(tmp_path / "lib"), str(tmp_path / "nonesuch")])
+    assert image == ((str(tmp_path / "usr"), str(tmp_path / "usr")), (str(tmp_path / "lib"), str(tmp_path / "usr" / "lib")))
+
+
+def test_runner_is_a_command_line_choice_defaulting_to_isolated(rbe):
+    assert rbe.parser().parse_args(["up"]).runner == "isolated"
+    assert rbe.parser().parse_args(["--runner=hosttools", "up"]).runner == "hosttools"
+    with pytest.raises(SystemExit):
+        rbe.parser().parse_args(["--runner=docker", "up"])
 
 
 def test_what_bazel_is_given(rbe, plan):
@@ -171,3 +211,13 @@ def test_stop_kills_what_ignores_sigterm_and_keep_keeps_the_state(rbe, cluster, 
     err = capsys.readouterr().err
     assert "stubborn ignored SIGTERM" in err and f"kept in {cluster.layout.state}" in err
     assert (cluster.layout.logs / "stubborn.log").read_text() == "up\n"
+
+
+def test_up_writes_the_client_variables_to_the_ready_file(rbe, cluster, tmp_path, monkeypatch):
+    import json
+    monkeypatch.setattr(cluster, "dead", lambda: ["worker (exit 1)"])  # return at once
+    ready = tmp_path / "ready.json"
+    assert rbe.cmd_up(cluster, ready) == 1
+    assert json.loads(ready.read_text()) == {"JAX_ROCM_RBE_EXECUTOR": "grpc://127.0.0.1:15051",
+                                             "JAX_ROCM_RBE_INSTANCE": "main"}
+    assert not ready.with_name("ready.json.partial").exists()

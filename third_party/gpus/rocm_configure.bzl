@@ -226,6 +226,34 @@ def _toolchain_data(rctx, config):
     rctx.symlink(config["device_libs_path"], "rocm/amdgcn/bitcode")
     return repr(files) + ' + glob(["amdgcn/bitcode/*.bc"], allow_empty = True)'
 
+# What clang runs from its own folder for a HIP compile (device link, offload bundle).
+_CLANG_TOOLS = ["lld", "ld.lld", "clang-offload-bundler", "clang-offload-packager", "clang-linker-wrapper", "llvm-link"]
+
+def toolkit_in_inputs(rctx, toolkit_path):
+    """Whether the toolkit lies in Bazel's external repositories (an extracted TheRock tarball),
+    so that HIP compiles can take it as inputs; a toolkit elsewhere (/opt/rocm, /usr) is the
+    machine's, and a remote worker's image must have it at the same path."""
+    external = str(rctx.path(".").dirname) + "/"
+    return toolkit_path.startswith(external)
+
+def _hip_compiler_files(rctx, config, in_inputs):
+    """Links what clang reads beside itself (tools, resource headers, libraries) and HIP's version
+    file under rocm/, when the toolkit is in the inputs; returns their glob for hip_compiler_files."""
+    if not in_inputs:
+        return "[]"
+    clang_dir = rctx.path(config["clang_path"]).dirname
+    for tool in _CLANG_TOOLS:
+        if clang_dir.get_child(tool).exists:
+            rctx.symlink(clang_dir.get_child(tool), "rocm/llvm/bin/" + tool)
+    llvm_lib = clang_dir.dirname.get_child("lib")
+    if llvm_lib.exists:
+        rctx.symlink(llvm_lib, "rocm/llvm/lib")
+    version = rctx.path(config["rocm_toolkit_path"] + "/share/hip/version")
+    if version.exists:
+        rctx.symlink(version, "rocm/share/hip/version")
+    return repr(["llvm/bin/" + t for t in _CLANG_TOOLS if clang_dir.get_child(t).exists]) + \
+        ' + glob(["llvm/lib/clang/**", "llvm/lib/*.so*", "share/hip/version"], allow_empty = True)'
+
 def _rocminfo_stanza(rctx, config, description):
     for candidate in ("bin/rocminfo",):
         path = rctx.path(config["rocm_toolkit_path"] + "/" + candidate)
@@ -329,6 +357,7 @@ def _rocm_configure_impl(rctx):
     for name in sorted(config["missing_libraries"]):
         missing.append(_missing_stanza(name, config["missing_libraries"][name], "%s at %s" % (config["layout"], config["rocm_toolkit_path"])))
     libraries = config["libraries"]
+    in_inputs = toolkit_in_inputs(rctx, config["rocm_toolkit_path"])
     rctx.template("rocm/rocm_config.h", _TEMPLATES["rocm_config_h"], {
         "%{rocm_version_number}": str(config["rocm_version_number"]),
         "%{rocm_path}": config["rocm_toolkit_path"],
@@ -342,6 +371,9 @@ def _rocm_configure_impl(rctx):
         "%{all_hdrs}": repr(sorted(linked_headers.keys())),
         "%{libraries}": "".join(stanzas),
         "%{toolchain_data}": _toolchain_data(rctx, config),
+        "%{hip_compiler_files}": _hip_compiler_files(rctx, config, in_inputs),
+        "%{toolkit_in_inputs_note}": "by exec-root-relative paths: the toolkit is in Bazel's external repositories" if in_inputs else
+                                     "tracked for changes; clang runs from its absolute path, which a remote worker's image must have",
         "%{rocminfo}": _rocminfo_stanza(rctx, config, description),
         "%{missing}": "".join(missing),
         "%{xla_settings}": _xla_settings(rctx),
@@ -353,6 +385,7 @@ def _rocm_configure_impl(rctx):
         "%{rocm_path}": config["rocm_toolkit_path"],
         "%{aliases}": _root_aliases(),
         "%{clang}": repr(config["clang_path"]),
+        "%{toolkit_in_inputs}": repr(in_inputs),
         "%{clang_version}": repr(config["clang_version"] or ""),
         "%{rocm_path_repr}": repr(config["rocm_toolkit_path"]),
         "%{device_libs_path}": repr(config["device_libs_path"]),
@@ -378,6 +411,9 @@ def _rocm_configure_impl(rctx):
     })
     config["configured"] = True
     config["source"] = description
+    # True: HIP compiles take clang and the device libraries as inputs by relative paths (any
+    # worker runs them); False: by absolute paths, which a remote worker's image must match.
+    config["toolkit_in_inputs"] = in_inputs
     rctx.file("rocm_config.json", json.encode_indent(config) + "\n")
 
 def _device_code_description(therock):

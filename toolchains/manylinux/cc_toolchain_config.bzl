@@ -12,6 +12,8 @@ that differ per compilation mode.
 load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "ACTION_NAMES")
 load(
     "@bazel_tools//tools/cpp:cc_toolchain_config_lib.bzl",
+    "env_entry",
+    "env_set",
     "feature",
     "flag_group",
     "flag_set",
@@ -33,6 +35,15 @@ _LINK = [
     ACTION_NAMES.cpp_link_dynamic_library,
     ACTION_NAMES.cpp_link_nodeps_dynamic_library,
 ]
+
+# Link flags of every mode and of one mode; zig_runtime links with the same ones, since they
+# decide which libc++ Zig builds (opt: optimized, without debug information).
+_LINK_FLAGS = ["-Wl,-z,relro,-z,now", "-Wl,--build-id=md5", "-Wl,--hash-style=gnu"]
+_MODE_LINK_FLAGS = {"opt": ["-O2", "-Wl,--gc-sections", "-Wl,--strip-debug"]}
+
+# What Bazel adds to fastbuild links under its default --strip=sometimes; it, too, changes
+# the libc++ Zig links (without debug information).
+_RUNTIME_EXTRA_FLAGS = {"fastbuild": ["-Wl,-S"]}
 
 def _flags(actions, flags, features = None):
     return flag_set(
@@ -77,12 +88,21 @@ def _impl(ctx):
             name = "default_link_flags",
             enabled = True,
             flag_sets = [
-                _flags(_LINK, ["-Wl,-z,relro,-z,now", "-Wl,--build-id=md5", "-Wl,--hash-style=gnu"]),
+                _flags(_LINK, _LINK_FLAGS),
                 # zig builds the libc++ it links in the mode the link line names, with debug
                 # information when none is named: opt links an optimized one, and release
                 # wheels carry no debug sections (measured: 12.1 MB plugin wheel without these).
-                _flags(_LINK, ["-O2", "-Wl,--gc-sections", "-Wl,--strip-debug"], ["opt"]),
+                _flags(_LINK, _MODE_LINK_FLAGS["opt"], ["opt"]),
             ],
+        ),
+        # Where the wrapper finds Zig's runtime, an input of every link (zig_runtime below).
+        feature(
+            name = "zig_runtime_cache",
+            enabled = True,
+            env_sets = [env_set(
+                actions = _LINK,
+                env_entries = [env_entry(key = "ZIG_RUNTIME_CACHE", value = ctx.file.runtime.path)],
+            )],
         ),
     ]
     tools = {
@@ -98,7 +118,8 @@ def _impl(ctx):
     return cc_common.create_cc_toolchain_config_info(
         ctx = ctx,
         features = features,
-        cxx_builtin_include_directories = ctx.attr.builtin_include_directories,
+        # Relative to @zig_sdk (the toolchain's package): Zig's lib/, by exec-root-relative path.
+        cxx_builtin_include_directories = ["sdk/lib"],
         toolchain_identifier = "zig_%s_%s" % (ctx.attr.zig_version, ctx.attr.target),
         host_system_name = "x86_64-unknown-linux-gnu",
         target_system_name = ctx.attr.target,
@@ -117,7 +138,32 @@ zig_cc_toolchain_config = rule(
         "target": attr.string(mandatory = True, doc = "Zig's target, e.g. x86_64-linux-gnu.2.28"),
         "glibc": attr.string(mandatory = True),
         "zig_version": attr.string(mandatory = True),
-        "builtin_include_directories": attr.string_list(doc = "Zig's lib/ (absolute): its libc, libc++ and clang headers"),
+        "runtime": attr.label(mandatory = True, allow_single_file = True, doc = "zig_runtime: the cache link actions start from"),
     },
     provides = [CcToolchainConfigInfo],
+)
+
+def _zig_runtime_impl(ctx):
+    mode = ctx.var["COMPILATION_MODE"]
+    out = ctx.actions.declare_directory(ctx.label.name + "_" + mode)
+    ctx.actions.run(
+        executable = ctx.executable.tool,
+        arguments = [out.path] + _LINK_FLAGS + _MODE_LINK_FLAGS.get(mode, []) + _RUNTIME_EXTRA_FLAGS.get(mode, []),
+        inputs = ctx.files.zig,
+        outputs = [out],
+        mnemonic = "ZigRuntime",
+        progress_message = "Building Zig's libc++, libunwind and glibc stubs (%s)" % mode,
+    )
+    return [DefaultInfo(files = depset([out]))]
+
+zig_runtime = rule(
+    implementation = _zig_runtime_impl,
+    doc = """Zig's runtime (libc++, libc++abi, libunwind, glibc stubs, crt objects) for the target's
+    compilation mode, built once into a tree artifact that is Zig's cache: each link action
+    copies it into its private cache instead of rebuilding it (about 90 s a link on 2 cores).
+    A link whose flags ask for another runtime still succeeds: Zig then builds it privately.""",
+    attrs = {
+        "tool": attr.label(mandatory = True, allow_single_file = True, executable = True, cfg = "exec"),
+        "zig": attr.label(mandatory = True, allow_files = True),
+    },
 )

@@ -10,7 +10,7 @@ load(":build_defs.bzl", "rocm_missing")
 
 package(default_visibility = ["//visibility:public"])
 
-exports_files(["build_defs.bzl", "rocm_config.h"])
+exports_files(["build_defs.bzl", "rocm_config.h", "llvm/bin/clang"])
 
 bzl_library(
     name = "build_defs_bzl",
@@ -56,6 +56,14 @@ cc_library(
 filegroup(
     name = "toolchain_data",
     srcs = %{toolchain_data},
+)
+
+# What a HIP compile reads of the toolkit, declared as its inputs: clang, the tools it runs
+# from its own folder (lld, clang-offload-bundler), its resource headers and libraries, HIP's
+# version file and the device libraries (%{toolkit_in_inputs_note}).
+filegroup(
+    name = "hip_compiler_files",
+    srcs = [":toolchain_data"] + %{hip_compiler_files},
 )
 
 # rules_ml_toolchain's names (@config_rocm_hipcc//rocm:...) for the toolkit's files, which

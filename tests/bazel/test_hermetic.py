@@ -1,0 +1,149 @@
+"""--config=manylinux_2_28 builds hermetically: every action runs from its declared inputs.
+
+A copy of this checkout (a private, cold output base) builds the HIP test library
+(rocm_library + cc_binary linkshared) and a C++ test binary linking it, with an execution
+log; then tests/infra/isolated_replay.py reruns every HipCompile, CppCompile, CppLink,
+HipArchive and ZigRuntime spawn the way an isolating remote worker would: chroot'ed into
+a root holding only the spawn's inputs, the OS's /usr and /etc and a private /tmp (Bazel's
+own hermetic sandbox needs linux-sandbox, which the project's sandbox does not offer).
+* every replay succeeds, and gives Bazel's outputs byte for byte;
+* no argument, environment entry or param file names the output base, the checkout or /var/tmp;
+* the replay catches what it must: the old wrapper, which ran Zig by its absolute path in
+  the output base, fails there;
+* the built library and binary hold no output-base or checkout path (strings, .comment);
+* with a TheRock tarball as the toolkit, the HIP compile's inputs hold the toolkit's clang
+  and device bitcode, by exec-root-relative paths, and it replays in isolation too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CHECKOUT, load_module, sandbox
+from tests.bazel.test_therock_release import MAKE_TARBALL
+
+pytestmark = pytest.mark.bazel
+
+FLAGS = ("--config=manylinux_2_28", "--config=gfx942", "--materialize_param_files")
+TARGETS = ("//tests/rocm/hip:libhip_kernels.so", "//tests/rocm/hip:host_calls_kernel_test")
+MNEMONICS = ("HipCompile", "CppCompile", "CppLink", "HipArchive", "ZigRuntime")
+BUILT = ("bazel-bin/tests/rocm/hip/libhip_kernels.so", "bazel-bin/tests/rocm/hip/host_calls_kernel_test")
+
+# What @zig_sdk's bin/cc was before it became hermetic: Zig by its absolute path in the
+# output base (and a shared cache outside Bazel).
+OLD_WRAPPER = """#!/bin/sh
+export ZIG_GLOBAL_CACHE_DIR=/var/tmp/jax-rocm-build/zig-cache ZIG_LOCAL_CACHE_DIR=/var/tmp/jax-rocm-build/zig-cache
+exec "{zig}" c++ -target x86_64-linux-gnu.2.28 "$@"
+"""
+
+
+def in_copy(copy: Path, script: str) -> str:
+    return sandbox("run", "--", "sh", "-c", script, cwd=copy).stdout
+
+
+def replay(copy: Path, log: Path, *extra: str, mnemonics: tuple[str, ...] = MNEMONICS) -> dict:
+    """isolated_replay.py's report for the copy's execution log."""
+    command = ("python3 tests/infra/isolated_replay.py --execroot \"$(bazel info execution_root)\" "
+               f"--log {log} --forbid \"$(bazel info output_base)\" --forbid \"$PWD\" --forbid /var/tmp "
+               + " ".join(f"--mnemonic {m}" for m in mnemonics) + " " + " ".join(map(shlex.quote, extra)))
+    return json.loads(in_copy(copy, command).splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def workspace(sandbox_root, tmp_path_factory) -> dict:
+    """A checkout copy, built cold with an execution log; its paths."""
+    copy_workspace = load_module("copy_workspace", CHECKOUT / "tests" / "infra" / "copy_workspace.py").copy_workspace
+    top = tmp_path_factory.mktemp("hermetic")  # under /tmp, which the sandbox shares
+    copy = copy_workspace(top / "checkout")
+    log = top / "exec.json"
+    in_copy(copy, f"bazel build {' '.join(FLAGS)} --execution_log_json_file={log} {' '.join(TARGETS)}")
+    paths = in_copy(copy, "bazel info output_base && bazel info execution_root").split()
+    yield {"copy": copy, "top": top, "log": log, "output_base": paths[0], "execroot": paths[1]}
+    sandbox("run", "--", "bazel", "shutdown", cwd=copy, check=False)
+
+
+@pytest.fixture(scope="module")
+def report(workspace) -> dict:
+    return replay(workspace["copy"], workspace["log"])
+
+
+def test_every_action_replays_in_isolation_with_bazels_outputs(report):
+    spawns = report["spawns"]
+    assert {s["mnemonic"] for s in spawns} == set(MNEMONICS), [s["mnemonic"] for s in spawns]
+    for s in spawns:
+        assert s["exit"] == 0, (s["progress"], s["stderr"])
+        # .d files name headers; the link's outputs include Bazel's own param file.
+        differs = {o: v for o, v in s["outputs"].items() if v not in ("identical", "directory")}
+        assert not differs, (s["progress"], differs)
+
+
+def test_no_command_line_names_the_output_base_the_checkout_or_var_tmp(report):
+    assert report["spawns"]
+    assert not {s["progress"]: s["leaks"] for s in report["spawns"] if s["leaks"]}
+
+
+def test_links_start_from_the_runtime_built_once(report):
+    links = [s for s in report["spawns"] if s["mnemonic"] == "CppLink"]
+    assert len(links) == 2
+    for link in links:
+        runtime = link["environment"].get("ZIG_RUNTIME_CACHE", "")
+        assert runtime.startswith("bazel-out/") and "/runtime_" in runtime, link["environment"]
+        assert any(i.startswith(runtime + "/") for i in link["inputs"]), "the runtime is not an input of the link"
+
+
+def test_the_replay_catches_zig_run_from_the_output_base(workspace):
+    """The negative control: with @zig_sdk's old wrapper, every Zig action fails in isolation."""
+    execroot = Path(workspace["execroot"])
+    wrapper = next(p for p in (execroot / "external").glob("*zig_sdk/bin/cc"))
+    old = workspace["top"] / "old_cc"
+    old.write_text(OLD_WRAPPER.format(zig=wrapper.resolve().parent.parent / "sdk" / "zig"))
+    rel = str(wrapper.relative_to(execroot))
+    spawns = replay(workspace["copy"], workspace["log"], f"--replace-input={rel}={old}", mnemonics=("CppCompile", "CppLink"))["spawns"]
+    zig_spawns = [s for s in spawns if rel in s["inputs"] and s["mnemonic"] in ("CppCompile", "CppLink")]
+    assert zig_spawns
+    for s in zig_spawns:
+        assert s["exit"] != 0, s["progress"]
+        assert "sdk/zig" in s["stderr"] and "not found" in s["stderr"].lower(), s["stderr"]
+
+
+def test_the_binaries_hold_no_output_base_or_checkout_path(workspace):
+    copy = workspace["copy"]
+    for built in BUILT:
+        text = in_copy(copy, f"strings -a {built}; readelf -p .comment {built}")
+        for path in (workspace["output_base"], str(copy), "/var/tmp"):
+            assert path not in text, (built, path)
+
+
+@pytest.fixture(scope="module")
+def therock(workspace) -> dict:
+    """The same copy, configured from a TheRock-layout tarball (test_therock_release's)."""
+    top = workspace["top"]
+    tarball = top / "therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz"
+    script = top / "make.sh"
+    script.write_text(MAKE_TARBALL)
+    sandbox("run", "--", "sh", str(script), str(tarball))
+    sha256 = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    log = top / "exec_therock.json"
+    rocm = f"--repo_env=THEROCK_URL=file://{tarball} --repo_env=THEROCK_SHA256={sha256}"
+    copy = workspace["copy"]
+    in_copy(copy, f"bazel build {' '.join(FLAGS)} {rocm} --execution_log_json_file={log} //tests/rocm/hip:kernels")
+    config = json.loads(in_copy(copy, "cat \"$(bazel info output_base)\"/external/*~local_config_rocm/rocm_config.json"))
+    return {"log": log, "config": config, "report": replay(copy, log, mnemonics=("HipCompile",))}
+
+
+def test_therock_toolkit_is_in_the_hip_compiles_inputs(therock):
+    assert therock["config"]["toolkit_in_inputs"] is True and therock["config"]["layout"] == "therock"
+    compiles = [s for s in therock["report"]["spawns"] if s["mnemonic"] == "HipCompile"]
+    assert len(compiles) == 2
+    for s in compiles:
+        inputs = s["inputs"]
+        assert any(i.startswith("external/") and i.endswith("local_config_rocm/rocm/llvm/bin/clang") for i in inputs), inputs
+        assert any(i.endswith("local_config_rocm/rocm/amdgcn/bitcode/ocml.bc") for i in inputs)
+        assert not s["leaks"], s["leaks"]
+        assert s["exit"] == 0, s["stderr"]
+        assert set(s["outputs"].values()) == {"identical"}, s["outputs"]
