@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Run this project's tests: sets up what they need, then runs pytest.
 
-    python3 tools/run_tests.py                 # every tier: unit, bazel, e2e
+    python3 tools/run_tests.py                 # every tier: unit, bazel, e2e (not the slow RBE wheel proof)
     python3 tools/run_tests.py -m unit         # the fast tier alone (no sandbox)
+    python3 tools/run_tests.py -m slow         # the RBE wheel proof (tests/bazel/test_rbe_wheels.py, ~25 min)
     python3 tools/run_tests.py -m bazel -k smoke -x
 
 Arguments are passed to pytest. The venv with the pinned packages of
