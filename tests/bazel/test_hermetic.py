@@ -133,7 +133,17 @@ def therock(workspace) -> dict:
     copy = workspace["copy"]
     in_copy(copy, f"bazel build {' '.join(FLAGS)} {rocm} --execution_log_json_file={log} //tests/rocm/hip:kernels")
     config = json.loads(in_copy(copy, "cat \"$(bazel info output_base)\"/external/*~local_config_rocm/rocm_config.json"))
-    return {"log": log, "config": config, "report": replay(copy, log, mnemonics=("HipCompile",))}
+    rocm_config_h = in_copy(copy, "cat \"$(bazel info output_base)\"/external/*~local_config_rocm/rocm/rocm_config.h")
+    return {"log": log, "config": config, "rocm_config_h": rocm_config_h,
+            "report": replay(copy, log, mnemonics=("HipCompile",))}
+
+
+def test_therock_toolkit_leaves_no_output_base_in_the_headers_compiles_include(therock, workspace):
+    """rocm/rocm_config.h is an input of every compile that uses ROCm's headers: naming the
+    extracted toolkit's path there (under the output base) made JAX's module compiles miss the
+    remote cache from a second checkout (tests/bazel/test_rbe_wheels.py)."""
+    assert workspace["output_base"] not in therock["rocm_config_h"], therock["rocm_config_h"]
+    assert '#define TF_ROCM_TOOLKIT_PATH "/opt/rocm"' in therock["rocm_config_h"]
 
 
 def test_therock_toolkit_is_in_the_hip_compiles_inputs(therock):

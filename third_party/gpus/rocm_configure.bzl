@@ -229,6 +229,10 @@ def _toolchain_data(rctx, config):
 # What clang runs from its own folder for a HIP compile (device link, offload bundle).
 _CLANG_TOOLS = ["lld", "ld.lld", "clang-offload-bundler", "clang-offload-packager", "clang-linker-wrapper", "llvm-link"]
 
+# TF_ROCM_TOOLKIT_PATH of a toolkit that exists only inside the build (a TheRock tarball):
+# where users conventionally install ROCm.
+RUNTIME_ROCM_PATH = "/opt/rocm"
+
 def toolkit_in_inputs(rctx, toolkit_path):
     """Whether the toolkit lies in Bazel's external repositories (an extracted TheRock tarball),
     so that HIP compiles can take it as inputs; a toolkit elsewhere (/opt/rocm, /usr) is the
@@ -360,7 +364,10 @@ def _rocm_configure_impl(rctx):
     in_inputs = toolkit_in_inputs(rctx, config["rocm_toolkit_path"])
     rctx.template("rocm/rocm_config.h", _TEMPLATES["rocm_config_h"], {
         "%{rocm_version_number}": str(config["rocm_version_number"]),
-        "%{rocm_path}": config["rocm_toolkit_path"],
+        # XLA's default ROCm root at run time. A toolkit extracted into this output base has
+        # no path there, and naming the output base would make every compile that includes
+        # this header differ between checkouts (no remote cache hit across them).
+        "%{rocm_path}": RUNTIME_ROCM_PATH if in_inputs else config["rocm_toolkit_path"],
         "%{hipblaslt}": "1" if "hipblaslt" not in config["missing_libraries"] else "0",
         "%{miopen_version_number}": str(_version_number((libraries.get("miopen") or {}).get("version"))),
     })
