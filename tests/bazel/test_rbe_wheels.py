@@ -11,9 +11,10 @@ remote 704 s, second checkout 69 s, dynamic 22 s, cold local 315 s, plus tagging
 
 Measured 2026-11-24 with branch hermetic-toolchain merged: every spawn remote, dynamic
 completing, all wheels byte-identical to the local build, none holding a build-machine
-path; the second checkout first hit the cache for 240 of 264 spawns: the 24 others were the
-compiles that include @local_config_rocm's rocm_config.h, which named the TheRock toolkit's
-path under the output base (fixed; test_hermetic.py checks the header).
+path; the second checkout first hit the cache for 240 of 264 spawns: 20 of the 24 others
+were compiles including @local_config_rocm's rocm_config.h, which named the TheRock toolkit's
+path under the output base (fixed; test_hermetic.py checks the header). After the fix: 260
+of 264 (the strict xfail below says what is left).
 """
 
 from __future__ import annotations
@@ -65,6 +66,10 @@ def test_every_spawn_of_the_cold_build_runs_remotely(builds):
     assert set(counts(tag)) <= ALLOWED_REMOTE, tag
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "measured after the rocm_config.h fix: 260 of 264 spawns hit; 4 ran remotely again, late in the build (the wheel "
+    "stage, by Bazel's progress); unverified suspect: a source_info.json input naming an absolute path (e.g. "
+    "@xla_python_headers' XLA_SOURCE_DIR)"))
 def test_a_second_checkout_at_another_path_is_all_remote_cache_hits(builds):
     cached = builds["cached"]
     assert cached["returncode"] == 0, cached
