@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import pytest
+
+from tests.infra.copy_workspace import copy_workspace
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 SANDBOX_PY = CHECKOUT / "tools" / "sandbox.py"
@@ -114,13 +119,25 @@ def in_sandbox(sandbox_root):
     return run
 
 
-@pytest.fixture
-def scratch_checkout(tmp_path) -> Path:
-    """A copy of this checkout under /tmp (visible in the sandbox): a private Bazel output base."""
-    sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
-    from copy_workspace import copy_workspace
+@contextlib.contextmanager
+def scratch_copy(dest: Path) -> Iterator[Path]:
+    """A copy of this checkout at `dest` (under /tmp: visible in the sandbox), with a private
+    Bazel output base. Afterwards both are deleted: an output base outlives its checkout
+    (0.1-4 GB each) and caches are reused across CI runs."""
+    # Copied here, on the host: git inside the sandbox cannot read a worktree's repository.
+    copy = copy_workspace(dest)
+    try:
+        yield copy
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+        sandbox("prune", check=False)  # the output bases of checkouts that no longer exist
 
-    return copy_workspace(tmp_path / "checkout")
+
+@pytest.fixture
+def scratch_checkout(tmp_path) -> Iterator[Path]:
+    """A copy of this checkout under /tmp with a private Bazel output base, deleted afterwards."""
+    with scratch_copy(tmp_path / "checkout") as copy:
+        yield copy
 
 
 # Below pytest-timeout's 1800 s, so that a hung cluster fails with its output. Killing

@@ -15,6 +15,7 @@ sandbox root themselves (tools/sandbox.py ensure) on first use.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -26,6 +27,9 @@ REQUIREMENTS = CHECKOUT / "requirements-test.txt"
 
 
 def main(argv: list[str]) -> int:
+    # Output bases of the scratch checkouts an earlier, interrupted run left behind: with
+    # caches reused across CI runs they would otherwise fill the disk.
+    subprocess.run([sys.executable, str(CHECKOUT / "tools" / "sandbox.py"), "prune"], check=False)
     python = ensure_venv("test", REQUIREMENTS, "run_tests")
     os.chdir(CHECKOUT)
     os.execv(python, [str(python), "-m", "pytest", *argv])

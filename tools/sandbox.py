@@ -10,6 +10,7 @@ and enters:
   run [--] CMD...                run CMD inside it, with this checkout at the same path
   info                           Bazel / clang / HIP versions and the root's size
   clean [--all]                  remove the root (and with --all every cache)
+  prune                          remove Bazel output bases of checkouts that no longer exist
 
 Everything lives under ${XDG_CACHE_HOME:-~/.cache}/jax-rocm-build/. The package
 set is declared once, in tools/sandbox_root/layers.py; its hash names the root,
@@ -41,6 +42,7 @@ from sandbox_root.cache import Paths, flock  # noqa: E402
 from sandbox_root.environment import PASS_ENV, PASS_ENV_PREFIXES, run_binds, sandbox_env, standard_binds  # noqa: E402
 from sandbox_root.layers import DEFAULT_MIRROR, DEFAULT_PROFILE, PROFILES  # noqa: E402
 from sandbox_root.namespaces import Enter, enter  # noqa: E402
+from sandbox_root.output_bases import orphans, output_bases  # noqa: E402
 
 
 def cmd_ensure(args: argparse.Namespace, paths: Paths) -> int:
@@ -132,6 +134,24 @@ def cmd_clean(args: argparse.Namespace, paths: Paths) -> int:
     return 0
 
 
+def disk_usage(path: Path) -> int:
+    out = subprocess.run(["du", "-sx", "--block-size=1", str(path)], capture_output=True, text=True).stdout
+    return int(out.split("\t")[0]) if out else 0
+
+
+def cmd_prune(args: argparse.Namespace, paths: Paths) -> int:
+    require_root_user()
+    gone = orphans(output_bases(paths.bazel_user_root))
+    freed = 0
+    for base in gone:
+        size = disk_usage(base.path)
+        log(f"removing {base.path.name} ({size / 2**30:.1f} GiB): its checkout {base.workspace} no longer exists")
+        remove_tree(base.path)
+        freed += size
+    log(f"pruned {len(gone)} output base(s) of deleted checkouts under {paths.bazel_user_root}, {freed / 2**30:.1f} GiB freed")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="tools/sandbox.py",
@@ -170,6 +190,9 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("clean", help="remove the root (keeps downloaded packages and Bazel's cache)")
     c.add_argument("--all", action="store_true", help="also remove downloaded packages and Bazel's output root")
     c.set_defaults(fn=cmd_clean)
+    pr = sub.add_parser("prune", help="remove Bazel output bases whose checkout no longer exists (copies in deleted "
+                                      "temporary folders leave 0.1-4 GB each); the tests run it first")
+    pr.set_defaults(fn=cmd_prune)
     return p
 
 

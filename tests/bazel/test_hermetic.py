@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, load_module, sandbox
+from tests.conftest import sandbox, scratch_copy
 from tests.bazel.test_therock_release import MAKE_TARBALL
 
 pytestmark = pytest.mark.bazel
@@ -57,14 +57,12 @@ def replay(copy: Path, log: Path, *extra: str, mnemonics: tuple[str, ...] = MNEM
 @pytest.fixture(scope="module")
 def workspace(sandbox_root, tmp_path_factory) -> dict:
     """A checkout copy, built cold with an execution log; its paths."""
-    copy_workspace = load_module("copy_workspace", CHECKOUT / "tests" / "infra" / "copy_workspace.py").copy_workspace
     top = tmp_path_factory.mktemp("hermetic")  # under /tmp, which the sandbox shares
-    copy = copy_workspace(top / "checkout")
-    log = top / "exec.json"
-    in_copy(copy, f"bazel build {' '.join(FLAGS)} --execution_log_json_file={log} {' '.join(TARGETS)}")
-    paths = in_copy(copy, "bazel info output_base && bazel info execution_root").split()
-    yield {"copy": copy, "top": top, "log": log, "output_base": paths[0], "execroot": paths[1]}
-    sandbox("run", "--", "bazel", "shutdown", cwd=copy, check=False)
+    with scratch_copy(top / "checkout") as copy:
+        log = top / "exec.json"
+        in_copy(copy, f"bazel build {' '.join(FLAGS)} --execution_log_json_file={log} {' '.join(TARGETS)}")
+        paths = in_copy(copy, "bazel info output_base && bazel info execution_root").split()
+        yield {"copy": copy, "top": top, "log": log, "output_base": paths[0], "execroot": paths[1]}
 
 
 @pytest.fixture(scope="module")

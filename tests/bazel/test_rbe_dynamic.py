@@ -32,11 +32,10 @@ About a minute and a half with BuildGrid's venv in place.
 from __future__ import annotations
 
 import re
-import sys
 
 import pytest
 
-from tests.conftest import CHECKOUT, run_driver
+from tests.conftest import run_driver, scratch_copy
 
 pytestmark = pytest.mark.bazel
 
@@ -50,12 +49,8 @@ TEST_SPAWNS = 2 + PROBE_SHARDS
 
 @pytest.fixture(scope="module")
 def builds(sandbox_root, tmp_path_factory) -> dict:
-    # Copied here, on the host: git inside the sandbox cannot read a worktree's repository.
-    sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
-    from copy_workspace import copy_workspace
-
-    copy = copy_workspace(tmp_path_factory.mktemp("rbe-dynamic") / "checkout")
-    return run_driver("python3", "tests/bazel/rbe_dynamic_driver.py", str(copy))
+    with scratch_copy(tmp_path_factory.mktemp("rbe-dynamic") / "checkout") as copy:
+        return run_driver("python3", "tests/bazel/rbe_dynamic_driver.py", str(copy))
 
 
 def spawns(build: dict, mnemonic: str | None = None, output: str | None = None) -> list[dict]:

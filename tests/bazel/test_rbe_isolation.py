@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import CHECKOUT, run_driver
+from tests.conftest import run_driver, scratch_copy
 
 pytestmark = pytest.mark.bazel
 
@@ -27,10 +27,8 @@ def builds(sandbox_root, scratch_checkout_module) -> dict:
 
 @pytest.fixture(scope="module")
 def scratch_checkout_module(tmp_path_factory):
-    # Copied here, on the host: git inside the sandbox cannot read a worktree's repository.
-    from tests.infra.copy_workspace import copy_workspace
-
-    return copy_workspace(tmp_path_factory.mktemp("rbe-isolation") / "checkout", CHECKOUT)
+    with scratch_copy(tmp_path_factory.mktemp("rbe-isolation") / "checkout") as copy:
+        yield copy
 
 
 def test_on_the_isolated_runner_every_undeclared_read_fails_remotely(builds):

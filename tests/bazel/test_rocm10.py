@@ -11,7 +11,6 @@ the finder. HIP stays 7.2 inside; only the release's files are rewritten.
 from __future__ import annotations
 
 import json
-import os
 import zipfile
 from pathlib import Path
 

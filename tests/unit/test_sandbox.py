@@ -20,7 +20,7 @@ import pytest
 from tests.conftest import SANDBOX_PY, sandbox
 
 sys.path.insert(0, str(SANDBOX_PY.parent))
-from sandbox_root import build, cache, environment, layers  # noqa: E402
+from sandbox_root import build, cache, environment, layers, output_bases  # noqa: E402
 
 pytestmark = pytest.mark.unit
 
@@ -248,7 +248,7 @@ def test_run_without_command_is_an_error(tmp_path):
 
 def test_help_teaches_every_subcommand():
     out = sandbox("--help").stdout
-    for word in ("ensure", "run", "info", "clean", "XDG_CACHE_HOME", "--mirror", "125"):
+    for word in ("ensure", "run", "info", "clean", "prune", "XDG_CACHE_HOME", "--mirror", "125"):
         assert word in out
 
 
@@ -276,3 +276,44 @@ def test_an_extra_folder_behind_a_link_is_mounted_at_the_link_and_at_its_target(
         real.parent.rmdir()
     extra = [(b.source, b.target) for b in binds if b.source == real]
     assert extra == [(real, str(link)), (real, str(real))]
+
+
+# ---- output bases of deleted checkouts ----------------
+
+
+def fake_output_base(user_root: Path, workspace: Path, name: str | None = None) -> Path:
+    base = user_root / (name or output_bases.default_name(workspace))
+    (base / "execroot" / "_main").mkdir(parents=True)
+    (base / "execroot" / "_main" / "big.o").write_bytes(b"\0" * 4096)
+    (base / "README").write_text(f"WORKSPACE: {workspace}\n\nThe first line of this file is intentionally easy to parse\n")
+    return base
+
+
+def test_only_output_bases_of_checkouts_that_are_gone_are_orphans(tmp_path):
+    user_root = tmp_path / "bazel"
+    alive = tmp_path / "alive"
+    alive.mkdir()
+    kept = fake_output_base(user_root, alive)
+    gone = fake_output_base(user_root, tmp_path / "deleted-checkout")
+    # --output_base=... chose this folder: the README's workspace is not what names it.
+    renamed = fake_output_base(user_root, tmp_path / "deleted-too", name="chosen-by-hand")
+    (user_root / "cache" / "repos").mkdir(parents=True)  # the repository cache: no README
+    found = output_bases.output_bases(user_root)
+    assert {b.path for b in found} == {kept, gone, renamed}
+    assert [b.path for b in output_bases.orphans(found)] == [gone]
+
+
+def test_prune_deletes_orphans_and_says_what_it_freed(tmp_path):
+    user_root = cache.Paths(tmp_path / "cache" / "jax-rocm-build").bazel_user_root
+    alive = tmp_path / "alive"
+    alive.mkdir()
+    kept = fake_output_base(user_root, alive)
+    gone = fake_output_base(user_root, tmp_path / "deleted-checkout")
+    (gone / "execroot" / "_main").chmod(0o555)  # Bazel's outputs are read-only
+    result = cli(tmp_path, "prune")
+    assert result.returncode == 0, result.stderr
+    assert kept.is_dir() and not gone.exists()
+    assert f"its checkout {tmp_path / 'deleted-checkout'} no longer exists" in result.stderr
+    assert "pruned 1 output base(s)" in result.stderr
+    again = cli(tmp_path, "prune")
+    assert "pruned 0 output base(s)" in again.stderr and kept.is_dir()
