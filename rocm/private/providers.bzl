@@ -16,7 +16,8 @@ RocmToolchainInfo = provider(
         "device_libs_path": "The amdgcn bitcode directory passed as --rocm-device-lib-path.",
         "rocm_version": "The ROCm release, e.g. '7.2.4'.",
         "supported_targets": "amdgpu processors this clang can compile for (--print-supported-cpus).",
-        "config_file": "rocm_config.json: an input of every HIP action, so a toolkit change re-runs them.",
+        "config_file": "hip_action_key.json: an input of every HIP action, so a toolkit change re-runs them (the " +
+                       "toolkit's facts, free of the output base's path when the toolkit is in the inputs).",
         "runtime": "CcInfo of the HIP runtime (headers and libamdhip64) that HIP objects need.",
     },
 )

@@ -144,6 +144,18 @@ def test_therock_toolkit_leaves_no_output_base_in_the_headers_compiles_include(t
     assert '#define TF_ROCM_TOOLKIT_PATH "/opt/rocm"' in therock["rocm_config_h"]
 
 
+def test_no_input_of_a_therock_hip_compile_names_the_output_base(therock, workspace):
+    """Any input file naming the output base makes the compile's cache key differ between
+    checkouts. rocm_config.json (the toolkit's absolute path) was one: 4 of 264 spawns of
+    the RBE wheel proof missed the cache from a second checkout until the HIP compiles took
+    hip_action_key.json instead."""
+    execroot, marker = Path(workspace["execroot"]), workspace["output_base"].encode()
+    compiles = [s for s in therock["report"]["spawns"] if s["mnemonic"] == "HipCompile"]
+    naming = {i for s in compiles for i in s["inputs"]
+              if (execroot / i).is_file() and (execroot / i).stat().st_size < 1 << 20 and marker in (execroot / i).read_bytes()}
+    assert compiles and not naming, naming
+
+
 def test_therock_toolkit_is_in_the_hip_compiles_inputs(therock):
     assert therock["config"]["toolkit_in_inputs"] is True and therock["config"]["layout"] == "therock"
     compiles = [s for s in therock["report"]["spawns"] if s["mnemonic"] == "HipCompile"]

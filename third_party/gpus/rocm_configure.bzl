@@ -422,6 +422,21 @@ def _rocm_configure_impl(rctx):
     # worker runs them); False: by absolute paths, which a remote worker's image must match.
     config["toolkit_in_inputs"] = in_inputs
     rctx.file("rocm_config.json", json.encode_indent(config) + "\n")
+    rctx.file("hip_action_key.json", _hip_action_key(rctx, config))
+
+def _hip_action_key(rctx, config):
+    """The file every HIP compile takes as an input so that a change of toolkit re-runs it.
+
+    A toolkit outside Bazel (/opt/rocm, /usr) is the finder's JSON as it is: clang runs from
+    that absolute path. A toolkit in the inputs (a TheRock tarball) lies in this output base,
+    whose path differs between checkouts; naming it would make every compile miss the remote
+    cache from another checkout. Its key names the toolkit by exec-root-relative paths and
+    leaves out the URL it came from: its files are inputs already, so their contents decide."""
+    if not config["toolkit_in_inputs"]:
+        return json.encode_indent(config) + "\n"
+    external = str(rctx.path(".").dirname) + "/"
+    key = {name: value for name, value in config.items() if name != "source"}
+    return json.encode_indent(key).replace(external, "external/") + "\n"
 
 def _device_code_description(therock):
     """'the TheRock toolkit of family gfx950-dcgpu', for the analysis-time target check."""

@@ -22,7 +22,7 @@ rocm_toolchain(
     device_libs_path = %{device_libs_path},
     rocm_version = "%{rocm_version}",
     supported_targets = %{supported_amdgpu_targets},
-    config_file = ":rocm_config.json",
+    config_file = ":hip_action_key.json",
     runtime = "//rocm:hip",
 )
 
