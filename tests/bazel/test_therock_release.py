@@ -116,8 +116,13 @@ def test_rocms_release_command_builds_wheels_for_the_familys_targets(tarballs, t
     assert f"TheRock family {family}) for amdgpu targets {target}" in result.stderr
     wheels = sorted((tmp_path / "dist").glob("*.whl"))
     assert [w.name.split("-")[0] for w in wheels] == ["jax_rocm7_pjrt", "jax_rocm7_plugin"], wheels
-    assert f"-cp{PYTHON.replace('.', '')}-" in wheels[1].name and "+rocm7.10.0" in wheels[1].name
+    # The toolkit's version string unchanged (not 7.10.0, XLA's number spelled out again).
+    assert f"-cp{PYTHON.replace('.', '')}-" in wheels[1].name and f"+rocm{VERSION}-" in wheels[1].name
     for wheel in wheels:
+        assert f"+rocm{VERSION}-" in wheel.name, wheel.name
+        with zipfile.ZipFile(wheel) as z:
+            metadata = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+        assert f"for AMD GPUs (ROCm {VERSION})" in metadata, metadata[:800]
         info = build_info(wheel)
         assert info["amdgpu_targets"] == [target] and info["rocm_therock_family"] == family, (wheel.name, info)
         assert (info["rocm_package_version"], info["rocm_layout"]) == (VERSION, "therock")

@@ -37,7 +37,8 @@ stand_ins_aspect = aspect(
 )
 
 def rocm_versions():
-    """(major, 'X.Y.Z') of the configured ROCm, from XLA's encoding 70204."""
+    """(major, 'X.Y.Z') of the configured ROCm, from XLA's encoding 70204: the release, for
+    build_info's rocm_version (a TheRock toolkit's 7.10.0a20251120 is 7.10.0 there)."""
     number = rocm_version_number()
     return number // 10000, "%d.%d.%d" % (number // 10000, (number // 100) % 100, number % 100)
 
@@ -65,6 +66,10 @@ def _without_build_tree_runpath(ctx, library, dest):
 
 def _rocm_wheel_impl(ctx):
     major, rocm_version = rocm_versions()
+    toolkit = rocm_build_info()
+    # As the finder read it (7.10.0a20251120 for a TheRock nightly): the wheel's summary and
+    # local version say exactly which toolkit it was built with.
+    exact_version = toolkit.get("rocm_version") or rocm_version
     if major == 0:
         fail("%s needs a configured ROCm for its name and metadata: add --config=rocm." % ctx.label)
     rocm_path_type = ctx.attr._rocm_path_type[BuildSettingInfo].value
@@ -72,7 +77,7 @@ def _rocm_wheel_impl(ctx):
         fail("%s: --@local_config_rocm//rocm:rocm_path_type=hermetic keeps Bazel's RUNPATHs into its build tree, which mean nothing once the wheel is installed; wheels take link_only (--config=rocm_release), system or multiple." % ctx.label)
 
     def fmt(text):
-        return text.replace("{major}", str(major)).replace("{rocm_version}", rocm_version)
+        return text.replace("{major}", str(major)).replace("{rocm_version}", exact_version)
 
     files, inputs, artifacts = [], [], {}
     for target, dest in ctx.attr.srcs.items():
@@ -92,7 +97,7 @@ def _rocm_wheel_impl(ctx):
         "date": _flag(ctx, "date"),
         "commit": _flag(ctx, "commit"),
         "post": _flag(ctx, "post_release"),
-        "local": ("rocm" + rocm_version) if _flag(ctx, "rocm_version_extra") else "",
+        "local": ("rocm" + exact_version) if _flag(ctx, "rocm_version_extra") else "",
     }
     # A source whose every artifact here was built from stand-ins is not in this wheel at all.
     stand_in_sources = [
@@ -103,7 +108,6 @@ def _rocm_wheel_impl(ctx):
     build_info = None
     if ctx.attr.build_info_dest:
         # The keys jax_plugins/rocm/__init__.py documents; the tool adds plugin_version.
-        toolkit = rocm_build_info()
         overridden = _flag(ctx, "source_overrides")
         build_info = {
             "dest": fmt(ctx.attr.build_info_dest),
@@ -112,7 +116,7 @@ def _rocm_wheel_impl(ctx):
                 "jax_version": version["base"],
                 "rocm_version": rocm_version,
                 "rocm_major": major,
-                "rocm_package_version": toolkit.get("rocm_version", ""),
+                "rocm_package_version": exact_version,
                 "hip_version": toolkit.get("hip_version", ""),
                 "clang_version": toolkit.get("clang_version", ""),
                 "rocm_layout": toolkit.get("layout", ""),
