@@ -15,6 +15,7 @@ RocmToolchainInfo = provider(
         "rocm_path": "The toolkit root passed as --rocm-path (exec-root-relative with toolkit_in_inputs).",
         "device_libs_path": "The amdgcn bitcode directory passed as --rocm-device-lib-path.",
         "rocm_version": "The ROCm release, e.g. '7.2.4'.",
+        "hip_version": "HIP's version as the finder read it, e.g. '7.2.53211', passed as --hip-version ('' if unknown).",
         "supported_targets": "amdgpu processors this clang can compile for (--print-supported-cpus).",
         "config_file": "hip_action_key.json: an input of every HIP action, so a toolkit change re-runs them (the " +
                        "toolkit's facts, free of the output base's path when the toolkit is in the inputs).",

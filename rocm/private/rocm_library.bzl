@@ -35,6 +35,13 @@ def hip_compile_args(toolchain, targets, compress, compilation_context, copts, s
     args += [
         "--rocm-path=" + toolchain.rocm_path,
         "--rocm-device-lib-path=" + toolchain.device_libs_path,
+    ]
+    if toolchain.hip_version:
+        # The finder read HIP's version exactly; left to itself, clang guesses it from the
+        # toolkit's files (share/hip/version) and, where that file is missing, assumes an old
+        # HIP whose headers then miss device overloads JAX's kernels call.
+        args.append("--hip-version=" + toolchain.hip_version)
+    args += [
         # Objects must not depend on where the execroot is: local and remote builds are byte-identical.
         "-ffile-compilation-dir=.",
         # clang names a HIP compilation unit (CUID, in device symbol names) by hashing its

@@ -132,8 +132,48 @@ def therock(workspace) -> dict:
     in_copy(copy, f"bazel build {' '.join(FLAGS)} {rocm} --execution_log_json_file={log} //tests/rocm/hip:kernels")
     config = json.loads(in_copy(copy, "cat \"$(bazel info output_base)\"/external/*~local_config_rocm/rocm_config.json"))
     rocm_config_h = in_copy(copy, "cat \"$(bazel info output_base)\"/external/*~local_config_rocm/rocm/rocm_config.h")
-    return {"log": log, "config": config, "rocm_config_h": rocm_config_h,
+    return {"log": log, "config": config, "rocm_config_h": rocm_config_h, "tarball": tarball,
             "report": replay(copy, log, mnemonics=("HipCompile",))}
+
+
+OBJECTS = "find bazel-bin/tests/rocm/hip/_objs -name '*.o' | sort | xargs sha256sum"
+
+
+@pytest.fixture(scope="module")
+def without_hip_version(therock, workspace) -> dict:
+    """The same tarball without share/hip/version, built after `therock`: the objects of both."""
+    copy, top = workspace["copy"], workspace["top"]
+    with_file = in_copy(copy, OBJECTS)
+    folder = top / "no-hip-version"
+    folder.mkdir()
+    tarball = folder / therock["tarball"].name
+    script = folder / "make.sh"
+    script.write_text(MAKE_TARBALL.replace("mkdir -p $r/share/hip && cp /usr/share/hip/version $r/share/hip/\n", ""))
+    assert script.read_text() != MAKE_TARBALL
+    sandbox("run", "--", "sh", str(script), str(tarball))
+    sha256 = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    built = sandbox("run", "--", "sh", "-c", f"bazel build {' '.join(FLAGS)} --repo_env=THEROCK_URL=file://{tarball} "
+                    f"--repo_env=THEROCK_SHA256={sha256} //tests/rocm/hip:kernels", cwd=copy, check=False)
+    listing = in_copy(copy, "tar tzf " + str(tarball)) if built.returncode == 0 else ""
+    return {"built": built, "with_file": with_file, "without_file": in_copy(copy, OBJECTS) if built.returncode == 0 else "",
+            "listing": listing}
+
+
+def test_every_hip_compile_gets_the_finders_hip_version(therock):
+    version = therock["config"]["hip_version"]
+    compiles = [s for s in therock["report"]["spawns"] if s["mnemonic"] == "HipCompile"]
+    assert version and compiles
+    for s in compiles:
+        assert f"--hip-version={version}" in s["argv"], s["argv"]
+
+
+def test_a_toolkit_without_share_hip_version_builds_the_same_objects(without_hip_version):
+    """clang guesses HIP's version from share/hip/version when not told it; without the file it
+    assumed an old HIP (JAX's linalg_kernels then failed for gfx950 on such a toolkit)."""
+    result = without_hip_version
+    assert result["built"].returncode == 0, result["built"].stderr[-3000:]
+    assert "install/share/hip/version" not in result["listing"]
+    assert result["with_file"].strip() and result["without_file"] == result["with_file"]
 
 
 def test_therock_toolkit_leaves_no_output_base_in_the_headers_compiles_include(therock, workspace):

@@ -146,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                 "mnemonic": spawn.get("mnemonic"),
                 "target": spawn.get("targetLabel", ""),
                 "progress": spawn.get("progressMessage", ""),
+                "argv": spawn.get("commandArgs", []),
                 "inputs": [i["path"] for i in spawn.get("inputs", [])],
                 "environment": {e["name"]: e["value"] for e in spawn.get("environmentVariables", [])},
                 "leaks": leaks(spawn, args.execroot, args.forbid),

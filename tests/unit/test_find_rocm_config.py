@@ -428,3 +428,12 @@ def test_extract_refuses_a_truncated_archive(tmp_path):
     with pytest.raises(extractor.UnsafeArchive, match="not a complete"):
         extractor.extract(cut, tmp_path / "out", "rock")
     assert not (tmp_path / "out").exists()
+
+
+def test_library_names_is_the_finders_table_and_searches_nothing(monkeypatch):
+    """@local_config_rocm declares one target per library from this list, configured or not."""
+    result = subprocess.run([sys.executable, str(CHECKOUT / "third_party/gpus/find_rocm_config.py"), "--library-names"],
+                            capture_output=True, text=True, env={**os.environ, "ROCM_PATH": "/nonexistent"}, check=True)
+    names = json.loads(result.stdout)
+    assert names == [spec.name for spec in finder.LIBRARIES] and "hip" in names and "rocprofiler-sdk" in names
+    assert set(names) == set(finder.DEBIAN_DEV_PACKAGES)

@@ -639,7 +639,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="without --require-targets: the targets wanted by default (JAX's wheel list); a TheRock "
                         "toolkit narrows them to its family's (see default_targets)")
     p.add_argument("--therock-family", default="", help="TheRock family of the tarball, e.g. gfx94X-dcgpu (from its file name)")
+    p.add_argument("--library-names", action="store_true",
+                   help="print the names of the libraries this finder knows (JSON list) and exit, searching nothing: "
+                        "@local_config_rocm declares one target each, with ROCm or without")
     args = p.parse_args(argv)
+    if args.library_names:
+        print(json.dumps([spec.name for spec in LIBRARIES]))
+        return 0
     try:
         config = find_rocm_config(args.rocm_path) if args.rocm_path else find_default(dict(os.environ))
         family = args.therock_family or (config.therock or {}).get("family") or ""

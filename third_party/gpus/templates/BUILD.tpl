@@ -21,6 +21,7 @@ rocm_toolchain(
     rocm_path = %{rocm_path_repr},
     device_libs_path = %{device_libs_path},
     rocm_version = "%{rocm_version}",
+    hip_version = %{hip_version},
     supported_targets = %{supported_amdgpu_targets},
     config_file = ":hip_action_key.json",
     runtime = "//rocm:hip",
