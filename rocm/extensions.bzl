@@ -15,7 +15,7 @@ for when TF_NEED_ROCM=1, which --config=rocm sets.
 
 TheRock tarballs are named therock-dist-linux-<family>-<version>.tar.gz; the
 family says which amdgpu targets the tarball has device code for (see
-THEROCK_FAMILIES in third_party/gpus/find_rocm_config.py and the README), and a
+THEROCK_FAMILIES in third_party/gpus/find_rocm_config.py and docs/rocm.md), and a
 build that asks for targets outside it is refused.
 """
 

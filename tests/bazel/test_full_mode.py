@@ -10,7 +10,7 @@ sandbox's kernels-mode stand-ins (full/debian.bazelrc). Each level asserts what 
 the graph resolves; xla, rules_ml_toolchain and this project's module map local_config_rocm
 (and config_rocm_hipcc) to ours; ours evaluates inside the graph, from Debian's ROCm and from
 a TheRock tarball, and rules_ml_toolchain's ROCm toolchain reads its facts from it. Loading
-XLA's own packages needs the source archives of its dependencies (README, "Full mode").
+XLA's own packages needs the source archives of its dependencies (docs/full-mode.md).
 """
 
 from __future__ import annotations
