@@ -1,0 +1,5 @@
+
+rocm_missing(
+    name = "%{name}",
+    message = %{message},
+)

@@ -1,0 +1,2 @@
+
+rocm_unconfigured(name = "%{name}")

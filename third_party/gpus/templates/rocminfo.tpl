@@ -1,0 +1,5 @@
+
+filegroup(
+    name = "rocminfo",
+    srcs = ["bin/rocminfo"],
+)
