@@ -437,3 +437,32 @@ def test_library_names_is_the_finders_table_and_searches_nothing(monkeypatch):
     names = json.loads(result.stdout)
     assert names == [spec.name for spec in finder.LIBRARIES] and "hip" in names and "rocprofiler-sdk" in names
     assert set(names) == set(finder.DEBIAN_DEV_PACKAGES)
+
+
+@pytest.mark.parametrize("name", ["therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz",
+                                  "therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tgz",
+                                  "therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.xz",
+                                  "therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar"])
+def test_the_family_is_read_from_every_tarball_suffix_the_archive_rule_takes(name):
+    """One parser of TheRock's file names (the archive rule's Starlark copy disagreed on .tgz)."""
+    url = "https://example.org/v2/" + name
+    assert finder.therock_family_from_url(url) == "gfx94X-dcgpu"
+    assert finder.therock_version_from_url(url) == "7.10.0a20251120"
+
+
+def test_cli_reads_the_family_from_the_archive_name_unless_declared(tmp_path):
+    root = make_therock(tmp_path / "t", dist_targets=None)
+    finder_py = str(CHECKOUT / "third_party/gpus/find_rocm_config.py")
+    archive = "file:///srv/therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tgz"
+
+    def family(*extra):
+        out = subprocess.run([sys.executable, finder_py, "--rocm-path", str(root), "--default-targets", ",".join(WHEEL_LIST),
+                              *extra], capture_output=True, text=True, check=True).stdout
+        return json.loads(out)["therock"]["family"]
+
+    assert family("--therock-archive", archive) == "gfx94X-dcgpu"
+    assert family("--therock-archive", archive, "--therock-family", "gfx950-dcgpu") == "gfx950-dcgpu"
+    # A name not in TheRock's scheme says nothing: the same as no archive given.
+    runs = [subprocess.run([sys.executable, finder_py, "--rocm-path", str(root), "--default-targets", ",".join(WHEEL_LIST),
+                            *extra], capture_output=True, text=True) for extra in ([], ["--therock-archive", "file:///srv/t.tgz"])]
+    assert (runs[0].returncode, runs[0].stdout, runs[0].stderr) == (runs[1].returncode, runs[1].stdout, runs[1].stderr)

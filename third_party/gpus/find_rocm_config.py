@@ -137,7 +137,7 @@ THEROCK_FAMILIES: dict[str, tuple[str, ...]] = {
     "gfx120X-all": ("gfx1200", "gfx1201"),
     "dcgpu-all": ("gfx908", "gfx90a", "gfx942", "gfx950"),
 }
-_TARBALL_RE = re.compile(r"therock-dist-linux-(?P<family>[0-9A-Za-z]+(?:-[0-9a-z]+)?)-(?P<version>\d[^/]*?)\.tar\.(gz|xz|zst)$")
+_TARBALL_RE = re.compile(r"therock-dist-linux-(?P<family>[0-9A-Za-z]+(?:-[0-9a-z]+)?)-(?P<version>\d[^/]*?)\.(tar\.gz|tar\.xz|tar\.zst|tgz|tar)$")
 
 
 def therock_version_from_url(url: str) -> str | None:
@@ -638,7 +638,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--default-targets", default="", metavar="gfx942,gfx950",
                    help="without --require-targets: the targets wanted by default (JAX's wheel list); a TheRock "
                         "toolkit narrows them to its family's (see default_targets)")
-    p.add_argument("--therock-family", default="", help="TheRock family of the tarball, e.g. gfx94X-dcgpu (from its file name)")
+    p.add_argument("--therock-family", default="", help="TheRock family of the tarball, e.g. gfx94X-dcgpu (declared: "
+                   "rocm.therock(family = ...)); wins over --therock-archive's name")
+    p.add_argument("--therock-archive", default="", metavar="URL",
+                   help="the TheRock tarball the toolkit was extracted from: its file name "
+                        "(therock-dist-linux-<family>-<version>.tar.gz) gives the family")
     p.add_argument("--library-names", action="store_true",
                    help="print the names of the libraries this finder knows (JSON list) and exit, searching nothing: "
                         "@local_config_rocm declares one target each, with ROCm or without")
@@ -648,7 +652,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         config = find_rocm_config(args.rocm_path) if args.rocm_path else find_default(dict(os.environ))
-        family = args.therock_family or (config.therock or {}).get("family") or ""
+        family = (args.therock_family or therock_family_from_url(args.therock_archive) or
+                  (config.therock or {}).get("family") or "")
         choice = choose_targets(config, split_targets(args.require_targets), split_targets(args.default_targets), family)
     except RocmNotFound as e:
         print(f"find_rocm_config: error: {e}", file=sys.stderr)

@@ -200,19 +200,20 @@ def _write_unconfigured(rctx, reason, advice):
     rctx.file("rocm_config.json", json.encode_indent({"configured": False, "reason": reason, "advice": advice}) + "\n")
 
 def _toolkit_source(rctx):
-    """(description, path or None for a search, TheRock family) of the toolkit to use."""
+    """(description, path or None for a search, declared TheRock family, TheRock tarball URL)
+    of the toolkit to use; the finder reads the family from the tarball's name."""
     rocm_path = rctx.getenv("ROCM_PATH", "").strip()
     therock_url = rctx.getenv("THEROCK_URL", "").strip()
     if rocm_path and therock_url:
         fail("rocm_configure: both ROCM_PATH=%s and THEROCK_URL=%s are set; they name two toolkits. Unset one of them (--repo_env=ROCM_PATH= or --repo_env=THEROCK_URL=)." % (rocm_path, therock_url))
     if rocm_path:
-        return ("ROCM_PATH=" + rocm_path, rocm_path, "")
+        return ("ROCM_PATH=" + rocm_path, rocm_path, "", "")
     if therock_url or rctx.attr.therock_declared:
         toolkit = json.decode(rctx.read(rctx.path(rctx.attr.toolkit_archive)))
-        return ("TheRock " + toolkit["url"], toolkit["root"], toolkit["family"])
+        return ("TheRock " + toolkit["url"], toolkit["root"], toolkit["family"], toolkit["url"] or "")
     if rctx.attr.local_path:
-        return ("rocm.local(path = %s)" % rctx.attr.local_path, rctx.attr.local_path, "")
-    return ("search of $ROCM_PATH, /opt/rocm, /opt/rocm-*, /usr", None, "")
+        return ("rocm.local(path = %s)" % rctx.attr.local_path, rctx.attr.local_path, "", "")
+    return ("search of $ROCM_PATH, /opt/rocm, /opt/rocm-*, /usr", None, "", "")
 
 def _library_stanza(rctx, name, info, linked_headers):
     """The cc_library of one library in //rocm; its files are linked under rocm/include and rocm/lib."""
@@ -319,7 +320,7 @@ def _rocm_configure_impl(rctx):
             advice = "add --config=rocm (it sets --repo_env=TF_NEED_ROCM=1); the toolkit comes from ROCM_PATH, THEROCK_URL, or rocm.local()/rocm.therock() in MODULE.bazel",
         )
         return
-    description, path, family = _toolkit_source(rctx)
+    description, path, family, archive_url = _toolkit_source(rctx)
     requested = requested_amdgpu_targets(rctx)
     finder = rctx.path(rctx.attr._finder)
     args = [_python(rctx), finder]
@@ -331,6 +332,8 @@ def _rocm_configure_impl(rctx):
         args += ["--rocm-path", path]
     if family:
         args += ["--therock-family", family]
+    if archive_url:
+        args += ["--therock-archive", archive_url]
     result = rctx.execute(args, environment = {"ROCM_PATH": ""}, timeout = 300)
     if result.return_code != 0:
         hint = ""
@@ -462,18 +465,6 @@ rocm_configure = repository_rule(
     configure = True,
 )
 
-def therock_family(url):
-    """'.../therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz' -> 'gfx94X-dcgpu' ('' if not that scheme)."""
-    name = url.split("/")[-1]
-    prefix = "therock-dist-linux-"
-    if not name.startswith(prefix):
-        return ""
-    parts = name[len(prefix):].split("-")
-    for i, part in enumerate(parts):
-        if i > 0 and part[:1].isdigit():
-            return "-".join(parts[:i])
-    return ""
-
 def _archive_suffix(url):
     for suffix in (".tar.gz", ".tgz", ".tar.xz", ".tar.zst", ".tar"):
         if url.endswith(suffix):
@@ -494,7 +485,6 @@ def _rocm_toolkit_archive_impl(rctx):
         rctx.file("toolkit.json", json.encode({"root": None, "url": None, "family": ""}))
         return
     urls = [u if "://" in u else "file://" + u for u in urls]
-    family = family or therock_family(urls[0])
     archive = "archive" + _archive_suffix(urls[0])
     rctx.report_progress("Downloading TheRock toolkit %s" % urls[0])
     python = rctx.which("python3")
@@ -537,7 +527,7 @@ rocm_toolkit_archive = repository_rule(
         "urls": attr.string_list(doc = "Mirrors of one tarball (https://, file://, or an absolute path)."),
         "sha256": attr.string(doc = "SHA-256 of the tarball; required with urls."),
         "strip_prefix": attr.string(doc = "Directory inside the tarball that is the toolkit root."),
-        "family": attr.string(doc = "TheRock amdgpu family; default: parsed from the file name."),
+        "family": attr.string(doc = "TheRock amdgpu family; default: the finder reads it from the tarball's file name."),
         "_extractor": attr.label(default = Label("//third_party/gpus:extract_archive.py")),
     },
     environ = THEROCK_ARCHIVE_ENVIRON,
