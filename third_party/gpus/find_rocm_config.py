@@ -633,8 +633,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--rocm-path", type=Path, help="the toolkit's root (default: search $ROCM_PATH, /opt/rocm, newest /opt/rocm-*, /usr)")
     p.add_argument("--format", choices=("json", "text"), default="json")
     p.add_argument("--require-targets", default="", metavar="gfx942,gfx950",
-                   help="the targets the build asked for: fail unless clang knows them and the toolkit's device code "
-                        "(TheRock: its dist targets or --therock-family) covers them")
+                   help="the targets the build asked for (TF_ROCM_AMDGPU_TARGETS), recorded as they are: the build "
+                        "checks them at analysis against what this reports (clang's targets, the device code)")
     p.add_argument("--default-targets", default="", metavar="gfx942,gfx950",
                    help="without --require-targets: the targets wanted by default (JAX's wheel list); a TheRock "
                         "toolkit narrows them to its family's (see default_targets)")
@@ -713,11 +713,12 @@ class TargetChoice:
 
 
 def choose_targets(config: RocmConfig, requested: Sequence[str], defaults: Sequence[str], family: str) -> TargetChoice:
-    """The build's default amdgpu targets: those requested (checked against clang and the
-    toolkit's device code), else default_targets(defaults); raises RocmNotFound naming the fix."""
+    """The build's default amdgpu targets: those requested, else default_targets(defaults);
+    raises RocmNotFound naming the fix. Requested targets are not checked here: they become
+    --//rocm:amdgpu_targets' default, and every value of that flag is checked at analysis
+    against what this returns (rocm/private/amdgpu_targets.bzl), the one check of them."""
     covered, where = device_code_targets(config, family)
     if requested:
-        check_targets(config, requested, family)
         return TargetChoice(list(requested), "requested (TF_ROCM_AMDGPU_TARGETS)", covered, where)
     targets, origin = default_targets(defaults, covered, where)
     unknown = [t for t in targets if t not in config.amdgpu_targets_supported]
@@ -728,24 +729,6 @@ def choose_targets(config: RocmConfig, requested: Sequence[str], defaults: Seque
         )
     return TargetChoice(targets, origin, covered, where)
 
-
-def check_targets(config: RocmConfig, requested: Sequence[str], family: str) -> None:
-    unknown = [t for t in requested if t not in config.amdgpu_targets_supported]
-    if unknown:
-        raise RocmNotFound(
-            f"amdgpu target(s) {', '.join(unknown)} unknown to {config.clang_path}; it supports: "
-            f"{' '.join(config.amdgpu_targets_supported)}"
-        )
-    covered, where = device_code_targets(config, family)
-    if covered:
-        missing = uncovered_targets(requested, covered)
-        if missing:
-            raise RocmNotFound(
-                f"the TheRock toolkit at {config.rocm_toolkit_path} has device code only for {' '.join(covered)} ({where}), "
-                f"not for requested {' '.join(missing)}: use a tarball of a family that covers them "
-                f"(e.g. {suggest_family(missing)}), or request only covered targets with TF_ROCM_AMDGPU_TARGETS="
-                f"{','.join(covered)} (or leave it unset: the default is then the toolkit's)"
-            )
 
 
 def suggest_family(targets: Sequence[str]) -> str:
