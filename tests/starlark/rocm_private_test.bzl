@@ -1,0 +1,67 @@
+"""Unit tests of rocm/private's pure functions (bazel_skylib's unittest): `bazel test //tests/starlark:all`."""
+
+load("@bazel_skylib//lib:unittest.bzl", "asserts", "unittest")
+load("//rocm/private:amdgpu_targets.bzl", "check_amdgpu_targets", "split_amdgpu_targets")
+load("//rocm/private:runpath.bzl", "link_only_runpath", "runpath_linkopts", "system_runpath")
+
+_SUPPORTED = ["gfx908", "gfx90a", "gfx942", "gfx950", "gfx1100", "gfx9-4-generic"]
+_FLAG = "--//rocm:amdgpu_targets"
+
+def _split_test_impl(ctx):
+    env = unittest.begin(ctx)
+    asserts.equals(env, ["gfx942", "gfx950", "gfx90a"], split_amdgpu_targets(["gfx942,gfx950", "gfx90a"]))
+    asserts.equals(env, ["gfx942", "gfx950"], split_amdgpu_targets("gfx942;gfx950 gfx942"))
+    asserts.equals(env, [], split_amdgpu_targets(["", " , "]))
+    return unittest.end(env)
+
+split_test = unittest.make(_split_test_impl)
+
+def _check_accepts_test_impl(ctx):
+    env = unittest.begin(ctx)
+    targets, error = check_amdgpu_targets("gfx942,gfx90a:xnack-", _SUPPORTED, [], "clang", _FLAG)
+    asserts.equals(env, None, error)
+    asserts.equals(env, ["gfx942", "gfx90a:xnack-"], targets)
+
+    # A generic target needs no device code of the toolkit's own.
+    targets, error = check_amdgpu_targets("gfx942,gfx9-4-generic", _SUPPORTED, ["gfx942"], "clang", _FLAG)
+    asserts.equals(env, None, error)
+    return unittest.end(env)
+
+check_accepts_test = unittest.make(_check_accepts_test_impl)
+
+def _check_refuses_test_impl(ctx):
+    env = unittest.begin(ctx)
+    _, error = check_amdgpu_targets("gfx9999", _SUPPORTED, [], "clang 22", _FLAG)
+    asserts.true(env, "'gfx9999' is not an amdgpu target clang 22 can compile for" in error, error)
+    asserts.true(env, "did you mean" in error, error)
+
+    _, error = check_amdgpu_targets("gfx90a:xnack", _SUPPORTED, [], "clang", _FLAG)
+    asserts.true(env, "unknown target feature 'xnack'" in error, error)
+
+    _, error = check_amdgpu_targets("gfx942,gfx1100", _SUPPORTED, ["gfx942", "gfx950"], "clang", _FLAG, "the TheRock toolkit of family gfx94X-dcgpu")
+    asserts.true(env, "'gfx1100' is not covered by the TheRock toolkit of family gfx94X-dcgpu" in error, error)
+    asserts.true(env, _FLAG + "=gfx942,gfx950" in error, error)
+
+    _, error = check_amdgpu_targets("", _SUPPORTED, [], "clang", _FLAG)
+    asserts.true(env, "is empty" in error, error)
+    return unittest.end(env)
+
+check_refuses_test = unittest.make(_check_refuses_test_impl)
+
+def _runpath_test_impl(ctx):
+    env = unittest.begin(ctx)
+    asserts.equals(env, ["-Wl,--enable-new-dtags", "-Wl,-rpath,$$ORIGIN/../lib"], runpath_linkopts(["$ORIGIN/../lib"]))
+
+    # Folders inside Bazel's output base mean nothing once installed: left out.
+    system = system_runpath(["/usr/lib/x86_64-linux-gnu", "/out/base/external/rocm/lib", "/opt/rocm/lib"], "/out/base/")
+    asserts.equals(env, ["/opt/rocm/lib", "/usr/lib/x86_64-linux-gnu"], system)
+
+    release = link_only_runpath()
+    asserts.equals(env, "/opt/rocm/lib", release[-1])
+    asserts.true(env, "$ORIGIN/../_rocm_sdk_core/lib" in release)
+    return unittest.end(env)
+
+runpath_test = unittest.make(_runpath_test_impl)
+
+def rocm_private_test_suite(name):
+    unittest.suite(name, split_test, check_accepts_test, check_refuses_test, runpath_test)
