@@ -7,8 +7,8 @@ import hashlib
 import http.server
 import io
 import json
-import tarfile
 import re
+import tarfile
 import threading
 from pathlib import Path
 
@@ -75,7 +75,8 @@ def test_without_config_rocm_nothing_rocm_builds_and_asking_says_which_flag(in_s
 def test_changing_amdgpu_targets_reconfigures(in_sandbox):
     in_sandbox("bazel", "build", "--config=rocm", "--repo_env=TF_ROCM_AMDGPU_TARGETS=gfx942,gfx1100", "@local_config_rocm//:hip")
     assert rocm_config(in_sandbox)["amdgpu_targets"] == ["gfx942", "gfx1100"]
-    bad = in_sandbox("bazel", "build", "--config=rocm", "--repo_env=TF_ROCM_AMDGPU_TARGETS=gfx942,gfx9999", "@local_config_rocm//:hip", check=False)
+    bad = in_sandbox("bazel", "build", "--config=rocm", "--repo_env=TF_ROCM_AMDGPU_TARGETS=gfx942,gfx9999", "@local_config_rocm//:hip",
+                     check=False)
     assert bad.returncode != 0 and "gfx9999 unknown to /usr/lib/llvm-22/bin/clang" in bad.stderr
 
 
@@ -97,7 +98,7 @@ echo '{"the_rock_commit": "test-fixture", "rocm_version": "7.2.4", "rocm_package
 echo '{"dist_amdgpu_targets": "gfx942;gfx950"}' > $r/share/therock/dist_info.json
 tar -C $d -czf "$1" therock
 rm -rf $d
-"""
+"""  # noqa: E501 (the manifest, one line of JSON)
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -184,7 +185,8 @@ def test_therock_tarball_with_escaping_entries_is_refused(in_sandbox, therock_se
     url = f"{therock_server['base']}/{archive.name}"
     result = therock_build(in_sandbox, url, hashlib.sha256(archive.read_bytes()).hexdigest(), check=False)
     assert result.returncode != 0, result.stderr[-2000:]
-    assert re.search(r"rocm_toolkit_archive: extract_archive: refused archive\.tar\.gz: .*(outside the destination|absolute path)", result.stderr)
+    assert re.search(r"rocm_toolkit_archive: extract_archive: refused archive\.tar\.gz: "
+                     r".*(outside the destination|absolute path)", result.stderr)
     assert f"(from {url}; fix the tarball" in result.stderr
     assert not Path("/tmp/escaped").exists()
 

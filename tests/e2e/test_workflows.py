@@ -330,7 +330,7 @@ def test_the_build_step_passes_each_input_to_its_flag(tmp_path):
     global_flags, command_flags = ci_build_flags()
     flags = command_flags | global_flags  # the top-level parser's copies carry the defaults
     values, expected = {}, {}
-    for name, spec in dispatch.items():
+    for name in dispatch:
         action = flags[flag(name)]
         if isinstance(action, argparse._StoreTrueAction):
             values[name], expected[action.dest] = "true", True
