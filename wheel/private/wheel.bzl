@@ -9,7 +9,7 @@ PEP 440 version and the file name, so the output is a directory holding the whee
 load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
 load("@local_config_rocm//:build_defs.bzl", "rocm_build_info", "rocm_version_number")
 load("@source_pins//:defs.bzl", "PINS")
-load("//rocm/private:providers.bzl", "AmdgpuTargetsInfo")
+load("//rocm:defs.bzl", "AmdgpuTargetsInfo")
 
 # Targets of examples/ carry this tag: code of this project's writing standing in for
 # XLA's or JAX's (examples/*/README.md). build_info.json names every one a wheel holds.
@@ -94,6 +94,7 @@ def _rocm_wheel_impl(ctx):
         "post": _flag(ctx, "post_release"),
         "local": ("rocm" + rocm_version) if _flag(ctx, "rocm_version_extra") else "",
     }
+
     # A source whose every artifact here was built from stand-ins is not in this wheel at all.
     stand_in_sources = [
         origin
