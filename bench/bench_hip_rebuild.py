@@ -30,6 +30,7 @@ from pathlib import Path
 CHECKOUT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
 from copy_workspace import copy_workspace  # noqa: E402
+
 TARGET = "//tests/rocm/hip:libhip_kernels.so"
 EDITED = "tests/rocm/hip/scale.hip"
 

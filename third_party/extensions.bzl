@@ -103,7 +103,7 @@ sources = module_extension(
     doc = "@xla, @jax, @nanobind, @xla_ffi_headers, @com_google_absl from their pins in third_party/*/pin.json.",
 )
 
-def _python_impl(mctx):
+def _python_impl(_mctx):
     python_configure(name = "local_config_python")
     xla_python_headers(name = "xla_python_headers", build_file = Label("//third_party/xla_compat:BUILD.xla_python_headers.bazel"))
 
@@ -112,7 +112,7 @@ python = module_extension(
     doc = "@local_config_python: headers, numpy's headers and extension suffix of each Python to build for; @xla_python_headers: XLA's numpy.h and safe_static_init.h (or this project's stand-ins).",
 )
 
-def _system_impl(mctx):
+def _system_impl(_mctx):
     eigen_configure(name = "eigen_archive")
 
 system = module_extension(

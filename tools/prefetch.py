@@ -122,7 +122,8 @@ def fetch_debian_source(source: DebianSource, distdir: Path) -> str:
                                "is Debian's mirror reachable, and the sandbox built (tools/sandbox.py ensure)?")
         actual = sha256_of(got)
         if actual != source.sha256:
-            raise RuntimeError(f"{source.orig} from Debian has sha256 {actual}, but {source.pin.relative_to(CHECKOUT)} pins {source.sha256}")
+            raise RuntimeError(f"{source.orig} from Debian has sha256 {actual}, "
+                               f"but {source.pin.relative_to(CHECKOUT)} pins {source.sha256}")
         shutil.copyfile(got, distdir / (source.filename + ".partial"))
         os.replace(distdir / (source.filename + ".partial"), target)
     return "downloaded"
@@ -180,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"prefetch: {state:10} {item.filename} ({item.pin.relative_to(CHECKOUT)})")
     for pin in others:
-        print(f"prefetch: {'skipped':10} {pin.relative_to(CHECKOUT)} (neither on PyPI nor a Debian source package: Bazel fetches it, or build from a local tree: --override_repository / ci_build --xla-source-dir, --jax-source-dir)")
+        print(f"prefetch: {'skipped':10} {pin.relative_to(CHECKOUT)} (neither on PyPI nor a Debian source package: "
+              "Bazel fetches it, or build from a local tree: --override_repository / ci_build --xla-source-dir, --jax-source-dir)")
     return status
 
 

@@ -103,11 +103,13 @@ def cmd_info(args: argparse.Namespace, paths: Paths) -> int:
         raise SandboxError(f"no usable sandbox under {paths.sandbox}: run `tools/sandbox.py ensure`")
     stamp = read_stamp(root)
     assert stamp is not None
-    out = capture(root, paths, ["/bin/sh", "-c",
-                                "bazel --version; clang=$(ls -d /usr/lib/llvm-*/bin/clang 2>/dev/null | sort -V | tail -1); "
-                                "[ -n \"$clang\" ] && $clang --version | head -1; command -v hipcc >/dev/null && hipcc --version 2>/dev/null | grep -i 'HIP version'; "
-                                "grep -h 'define ROCM_VERSION_\\(MAJOR\\|MINOR\\|PATCH\\)' /usr/include/rocm-core/rocm_version.h 2>/dev/null | awk '{printf \"%s%s\", sep, $3; sep=\".\"} END {if (NR) print \"\"}' | sed 's/^/ROCm /'; "
-                                "python3 --version"])
+    script = ("bazel --version; clang=$(ls -d /usr/lib/llvm-*/bin/clang 2>/dev/null | sort -V | tail -1); "
+              "[ -n \"$clang\" ] && $clang --version | head -1; "
+              "command -v hipcc >/dev/null && hipcc --version 2>/dev/null | grep -i 'HIP version'; "
+              "grep -h 'define ROCM_VERSION_\\(MAJOR\\|MINOR\\|PATCH\\)' /usr/include/rocm-core/rocm_version.h 2>/dev/null "
+              "| awk '{printf \"%s%s\", sep, $3; sep=\".\"} END {if (NR) print \"\"}' | sed 's/^/ROCm /'; "
+              "python3 --version")
+    out = capture(root, paths, ["/bin/sh", "-c", script])
     size = subprocess.run(["du", "-sxh", str(root)], capture_output=True, text=True).stdout.split("\t")[0]
     print(f"root:    {root}")
     print(f"layers:  {', '.join(n for n, _ in stamp.layers)}")
@@ -182,7 +184,8 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a command inside the root (ensures it first if there is none)")
     r.add_argument("--rocm", choices=sorted(PROFILES), default=None, help="ensure this profile first")
     r.add_argument("--bind", action="append", default=[], metavar="PATH", help="also mount this host path at the same path (repeatable)")
-    r.add_argument("--env", "-e", action="append", default=[], metavar="NAME[=VALUE]", help="pass or set an environment variable (repeatable)")
+    r.add_argument("--env", "-e", action="append", default=[], metavar="NAME[=VALUE]",
+                   help="pass or set an environment variable (repeatable)")
     r.add_argument("cmd", nargs=argparse.REMAINDER, metavar="[--] CMD...")
     r.set_defaults(fn=cmd_run)
     i = sub.add_parser("info", help="print Bazel, clang, HIP and ROCm versions and the root's size")

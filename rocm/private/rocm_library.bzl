@@ -7,9 +7,11 @@ objects in a CcInfo, so plain cc_library, cc_binary(linkshared) and
 cc_shared_library targets link it like any other library (as rules_cuda does).
 """
 
+load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
 load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "ACTION_NAMES")
 load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain", "use_cpp_toolchain")
-load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
+load("@rules_cc//cc/common:cc_common.bzl", "cc_common")
+load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("//toolchains/manylinux:hip_libc.bzl", "HipHostLibcInfo")
 load(":providers.bzl", "AmdgpuTargetsInfo")
 
@@ -90,6 +92,7 @@ def _rocm_library_impl(ctx):
         compilation_contexts = [own_context] + [i.compilation_context for i in dep_infos],
     )
     copts = _opt_flags(ctx) + ctx.attr._copts[BuildSettingInfo].value + [ctx.expand_make_variables("copts", c, {}) for c in ctx.attr.copts]
+
     # The host toolchain's libc and C++ library headers (--config=manylinux_2_28: glibc
     # 2.28 and Zig's libc++), so that HIP objects link with host objects as one.
     host_libc = ctx.attr._host_libc[HipHostLibcInfo]

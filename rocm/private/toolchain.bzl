@@ -1,10 +1,12 @@
 """The HIP compiler toolchain that @local_config_rocm declares (toolchain type //rocm:toolchain_type)."""
 
+load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load(":providers.bzl", "RocmToolchainInfo")
 
 def _rocm_toolchain_impl(ctx):
     configured = ctx.attr.configured
     in_inputs = ctx.attr.toolkit_in_inputs
+
     # With the toolkit in the inputs, paths are relative to the exec root, under this
     # repository (external/<its canonical name>/rocm): the links rocm_configure made.
     rocm = ctx.label.workspace_root + "/rocm"

@@ -6,9 +6,9 @@ import json
 import uuid
 from pathlib import Path
 
-from tests.conftest import sandbox
-
 import pytest
+
+from tests.conftest import sandbox
 
 pytestmark = pytest.mark.bazel
 

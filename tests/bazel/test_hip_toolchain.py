@@ -74,7 +74,8 @@ def test_a_misspelt_target_fails_at_analysis_listing_the_valid_ones(in_sandbox):
     valid = result.stderr.split("Valid targets: ", 1)[1].split(".\n", 1)[0].split(", ")
     assert {"gfx908", "gfx90a", "gfx942", "gfx950", "gfx1201", "gfx12-generic"} <= set(valid)
     assert "HipCompile" not in result.stderr  # nothing was compiled
-    bad_feature = in_sandbox("bazel", "build", "--config=rocm", "--//rocm:amdgpu_targets=gfx90a:xnack", "//tests/rocm/hip:kernels", check=False)
+    bad_feature = in_sandbox("bazel", "build", "--config=rocm", "--//rocm:amdgpu_targets=gfx90a:xnack", "//tests/rocm/hip:kernels",
+                             check=False)
     assert bad_feature.returncode != 0 and "unknown target feature 'xnack'" in bad_feature.stderr
 
 

@@ -18,7 +18,8 @@ pytestmark = pytest.mark.bazel
 XLA_ROCM_TARGETS = {
     "rocm_headers", "rocm_config", "hip", "hip_runtime", "rocblas", "hipblas", "hipblaslt", "hipsolver",
     "rocsolver", "hipsparse", "miopen", "rccl", "hipfft", "hiprand", "roctracer", "rocprim", "rocm_rpath",
-    "toolchain_data", "rocminfo", "build_defs_bzl", "rocm_smi", "rocprofiler_sdk", "using_hipcc", "linux_x64", "rocm_root", "rocm_redist", "rocm_dist",
+    "toolchain_data", "rocminfo", "build_defs_bzl", "rocm_smi", "rocprofiler_sdk", "using_hipcc", "linux_x64", "rocm_root",
+    "rocm_redist", "rocm_dist",
 }
 XLA_NAMES_TEST = "//tests/rocm/xla_names:xla_names_test"
 

@@ -35,7 +35,9 @@ for d in hip hsa rocm-core amd_comgr hipblas hipblas-common hipblaslt hipblaslt-
 done
 rm -f $r/include/hsa/hsa
 for f in /usr/lib/x86_64-linux-gnu/lib*.so*; do
-  case $(basename $f) in libamdhip64*|libhsa-runtime64*|librocblas*|libhipblas*|libhipsolver*|librocsolver*|libhipsparse*|librocsparse*|libMIOpen*|libhipfft*|libhiprand*|librocrand*|librccl*|libamd_comgr*|librocm-core*) ln -s $f $r/lib/ ;; esac
+  case $(basename $f) in libamdhip64*|libhsa-runtime64*|librocblas*|libhipblas*|libhipsolver*|librocsolver*|libhipsparse*|\
+                         librocsparse*|libMIOpen*|libhipfft*|libhiprand*|librocrand*|librccl*|libamd_comgr*|librocm-core*)
+    ln -s $f $r/lib/ ;; esac
 done
 ln -s /usr/lib/llvm-22/lib/clang/22/amdgcn/bitcode $r/amdgcn/bitcode
 # clang reads the HIP version of --rocm-path from share/hip/version (an old one without it)

@@ -7,8 +7,8 @@ import hashlib
 import http.server
 import io
 import json
-import tarfile
 import re
+import tarfile
 import threading
 from pathlib import Path
 
@@ -99,7 +99,7 @@ echo '{"the_rock_commit": "test-fixture", "rocm_version": "7.2.4", "rocm_package
 echo '{"dist_amdgpu_targets": "gfx942;gfx950"}' > $r/share/therock/dist_info.json
 tar -C $d -czf "$1" therock
 rm -rf $d
-"""
+"""  # noqa: E501 (the manifest, one line of JSON)
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -186,7 +186,8 @@ def test_therock_tarball_with_escaping_entries_is_refused(in_sandbox, therock_se
     url = f"{therock_server['base']}/{archive.name}"
     result = therock_build(in_sandbox, url, hashlib.sha256(archive.read_bytes()).hexdigest(), check=False)
     assert result.returncode != 0, result.stderr[-2000:]
-    assert re.search(r"rocm_toolkit_archive: extract_archive: refused archive\.tar\.gz: .*(outside the destination|absolute path)", result.stderr)
+    assert re.search(r"rocm_toolkit_archive: extract_archive: refused archive\.tar\.gz: "
+                     r".*(outside the destination|absolute path)", result.stderr)
     assert f"(from {url}; fix the tarball" in result.stderr
     assert not Path("/tmp/escaped").exists()
 

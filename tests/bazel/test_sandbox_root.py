@@ -106,7 +106,8 @@ def test_checkout_tmp_and_cwd_are_at_the_same_paths(sandbox_root, tmp_path):
 
 def test_pip_works_inside_as_on_the_host(in_sandbox, tmp_path):
     # The host's CA bundle and pip settings are carried in: a real download from PyPI.
-    result = in_sandbox("sh", "-c", f"python3 -m venv {tmp_path}/v && {tmp_path}/v/bin/pip download -q --no-deps -d {tmp_path}/d six==1.16.0 && ls {tmp_path}/d")
+    result = in_sandbox("sh", "-c", f"python3 -m venv {tmp_path}/v && "
+                        f"{tmp_path}/v/bin/pip download -q --no-deps -d {tmp_path}/d six==1.16.0 && ls {tmp_path}/d")
     assert "six-1.16.0" in result.stdout
 
 

@@ -98,7 +98,8 @@ def test_this_host_is_older_than_the_sandbox_that_built_them():
 
 
 def test_pip_installs_both_wheels_next_to_real_jax(host_venv):
-    result = on_host(host_venv, "import importlib.metadata as m; print(m.version('jax'), m.version('jax-rocm7-plugin'), m.version('jax-rocm7-pjrt'))")
+    result = on_host(host_venv, "import importlib.metadata as m; "
+                                "print(m.version('jax'), m.version('jax-rocm7-plugin'), m.version('jax-rocm7-pjrt'))")
     jax_version, plugin, pjrt = result.stdout.split()
     assert jax_version == "0.10.2" and plugin == pjrt and plugin.startswith("0.10.2+rocm")
 

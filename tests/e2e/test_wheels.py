@@ -327,7 +327,7 @@ def test_the_smoke_test_says_there_is_no_gpu_and_exits_2(jax_venv):
     result = run_smoke(jax_venv)
     assert result.returncode == 2, result.stdout + result.stderr
     assert '"rocm_version": "7.2.4"' in result.stdout and "devices: [CpuDevice" in result.stdout
-    (line,) = [l for l in result.stdout.splitlines() if l.startswith("smoke:")]
+    (line,) = [out for out in result.stdout.splitlines() if out.startswith("smoke:")]
     assert line.startswith("smoke: no AMD GPU is usable here (") and "Traceback" not in result.stderr
 
 

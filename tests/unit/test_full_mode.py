@@ -32,5 +32,6 @@ def test_full_mode_pins_what_the_pin_file_pins(module):
 
 def test_our_rocm_replaces_xlas_and_rules_ml_toolchains():
     assert 'override_repo(xla_rocm, "local_config_rocm")' in MODULE
-    assert 'override_repo(hipcc, config_rocm_hipcc = "local_config_rocm")' in MODULE
+    # buildifier puts keyword arguments of MODULE.bazel calls on lines of their own.
+    assert re.search(r'override_repo\(\s*hipcc,\s*config_rocm_hipcc = "local_config_rocm",?\s*\)', MODULE)
     assert 'override_repo(sources, "com_google_absl", "xla")' in MODULE

@@ -126,7 +126,8 @@ def test_a_missing_override_directory_fails_before_bazel_runs(tmp_path):
     env["BAZEL_REAL"] = str(fake_version)
     result = subprocess.run([sys.executable, str(CHECKOUT / "tools" / "bazel"), "build", "--override_repository=xla=/nonexistent"],
                             env=env, capture_output=True, text=True)
-    assert result.returncode == 2 and "tools/bazel: --override_repository=xla=/nonexistent: /nonexistent is not a directory" in result.stderr
+    assert result.returncode == 2, result.stderr
+    assert "tools/bazel: --override_repository=xla=/nonexistent: /nonexistent is not a directory" in result.stderr
     echoed = subprocess.run([sys.executable, str(CHECKOUT / "tools" / "bazel"), "build", f"--override_repository=xla={tmp_path}"],
                             env=env, capture_output=True, text=True)
     assert echoed.stdout.strip() == "bazel 7.7.1", "the real Bazel ran (here a stand-in that prints its version)"

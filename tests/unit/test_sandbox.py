@@ -44,7 +44,7 @@ def test_plan_none_extend_build():
     assert layers.plan(have_min, minimal).action == "none"
     assert layers.plan(have_full, minimal).action == "none", "a full root satisfies minimal"
     ext = layers.plan(have_min, full)
-    assert ext.action == "extend" and [l.name for l in ext.todo] == ["rocm-full", "jax-kernel-deps", "rocm-solver"]
+    assert ext.action == "extend" and [layer.name for layer in ext.todo] == ["rocm-full", "jax-kernel-deps", "rocm-solver"]
     changed = dataclasses.replace(minimal[1], packages=("hipcc",))
     rebuilt = layers.plan(have_full, (minimal[0], changed))
     assert rebuilt.action == "build" and "rocm-minimal" in rebuilt.reason
@@ -198,7 +198,7 @@ def cli(tmp_path, *args, user=None, extra_env=None, prefix=()):
 
 
 def one_error_line(result) -> str:
-    lines = [l for l in result.stderr.splitlines() if "error:" in l]
+    lines = [line for line in result.stderr.splitlines() if "error:" in line]
     assert len(lines) == 1, result.stderr
     assert "Traceback" not in result.stderr, result.stderr
     return lines[0]

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
-
-import re
 
 from tests.conftest import CHECKOUT, EXAMPLES_JAX, load_module, require_jax_tree
 
@@ -42,10 +41,10 @@ def write_tree(root: Path) -> Path:
     return root
 
 
-def git_archive(path: Path, commit: str | None = COMMIT, extra: dict[str, str] = {}) -> Path:
+def git_archive(path: Path, commit: str | None = COMMIT, extra: dict[str, str] | None = None) -> Path:
     """A tarball as `git archive --prefix=jax-jax-v0.10.2/` makes it: one top folder, the commit in a pax header."""
     with tarfile.open(path, "w:gz", format=tarfile.PAX_FORMAT, pax_headers={"comment": commit} if commit else {}) as tar:
-        for name, text in {**TREE, **extra}.items():
+        for name, text in {**TREE, **(extra or {})}.items():
             info = tarfile.TarInfo("jax-jax-v0.10.2/" + name)
             info.size = len(text.encode())
             tar.addfile(info, io.BytesIO(text.encode()))

@@ -137,7 +137,8 @@ THEROCK_FAMILIES: dict[str, tuple[str, ...]] = {
     "gfx120X-all": ("gfx1200", "gfx1201"),
     "dcgpu-all": ("gfx908", "gfx90a", "gfx942", "gfx950"),
 }
-_TARBALL_RE = re.compile(r"therock-dist-linux-(?P<family>[0-9A-Za-z]+(?:-[0-9a-z]+)?)-(?P<version>\d[^/]*?)\.(tar\.gz|tar\.xz|tar\.zst|tgz|tar)$")
+_TARBALL_RE = re.compile(r"therock-dist-linux-(?P<family>[0-9A-Za-z]+(?:-[0-9a-z]+)?)-(?P<version>\d[^/]*?)"
+                         r"\.(tar\.gz|tar\.xz|tar\.zst|tgz|tar)$")
 
 
 def therock_version_from_url(url: str) -> str | None:
@@ -195,7 +196,8 @@ LIBRARIES = (
     LibrarySpec("miopen", "miopen/miopen.h", "libMIOpen", "miopen", "miopen/version.h", "MIOPEN_VERSION"),
     LibrarySpec("rccl", "rccl/rccl.h", "librccl", "rccl"),
     LibrarySpec("hipfft", "hipfft/hipfft.h", "libhipfft", "hipfft", "hipfft/hipfft-version.h", "hipfftVersion"),
-    LibrarySpec("hipsolver", "hipsolver/hipsolver.h", "libhipsolver", "hipsolver", "hipsolver/internal/hipsolver-version.h", "hipsolverVersion"),
+    LibrarySpec("hipsolver", "hipsolver/hipsolver.h", "libhipsolver", "hipsolver", "hipsolver/internal/hipsolver-version.h",
+                "hipsolverVersion"),
     LibrarySpec("hipsparse", "hipsparse/hipsparse.h", "libhipsparse", "hipsparse", "hipsparse/hipsparse-version.h", "hipsparseVersion"),
     LibrarySpec("hiprand", "hiprand/hiprand.h", "libhiprand", "hiprand"),
     LibrarySpec("rocrand", "rocrand/rocrand.h", "librocrand", "rocrand"),
@@ -204,7 +206,8 @@ LIBRARIES = (
     LibrarySpec("roctracer", "roctracer/roctracer.h", "libroctracer64", "roctracer"),
     LibrarySpec("rocsolver", "rocsolver/rocsolver.h", "librocsolver", "rocsolver", "rocsolver/rocsolver-version.h", "ROCSOLVER_VERSION"),
     LibrarySpec("rocsparse", "rocsparse/rocsparse.h", "librocsparse", "rocsparse", "rocsparse/rocsparse-version.h", "ROCSPARSE_VERSION"),
-    LibrarySpec("hipsparselt", "hipsparselt/hipsparselt.h", "libhipsparselt", "hipsparselt", "hipsparselt/hipsparselt-version.h", "hipsparseltVersion"),
+    LibrarySpec("hipsparselt", "hipsparselt/hipsparselt.h", "libhipsparselt", "hipsparselt", "hipsparselt/hipsparselt-version.h",
+                "hipsparseltVersion"),
     # XLA's GPU runtime and profiler link these (@local_config_rocm//rocm:rocm_smi, :rocprofiler_sdk).
     LibrarySpec("rocm_smi", "rocm_smi/rocm_smi.h", "librocm_smi64", "rocm_smi"),
     LibrarySpec("rocprofiler-sdk", "rocprofiler-sdk/rocprofiler.h", "librocprofiler-sdk", "rocprofiler-sdk"),

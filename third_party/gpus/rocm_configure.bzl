@@ -36,7 +36,8 @@ the repository builds nothing ROCm and any ROCm target fails at analysis, saying
 which flag to add.
 """
 
-load("//rocm/private:runpath.bzl", "ROCM_PATH_TYPES", "link_only_runpath", "runpath_linkopts", "system_runpath")
+# Not through //rocm:defs.bzl, which loads @local_config_rocm: the repository this rule makes.
+load("//rocm/private:runpath.bzl", "ROCM_PATH_TYPES", "link_only_runpath", "runpath_linkopts", "system_runpath")  # buildifier: disable=bzl-visibility
 
 # The amdgpu targets JAX's published ROCm wheels are built for.
 DEFAULT_AMDGPU_TARGETS = ["gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201"]
@@ -44,7 +45,10 @@ DEFAULT_AMDGPU_TARGETS = ["gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gf
 # Every environment variable these rules read; changing one re-runs them, nothing else does.
 ROCM_CONFIGURE_ENVIRON = ["TF_NEED_ROCM", "ROCM_PATH", "TF_ROCM_AMDGPU_TARGETS", "THEROCK_URL", "THEROCK_SHA256", "THEROCK_STRIP_PREFIX"] + [
     # XLA's remote-execution settings: //rocm:linux_x64's properties, build_defs.get_rbe_amdgpu_pool().
-    "TF_ROCM_RBE_DOCKER_IMAGE", "TF_ROCM_RBE_POOL", "TF_ROCM_RBE_SINGLE_GPU_POOL", "TF_ROCM_RBE_MULTI_GPU_POOL",
+    "TF_ROCM_RBE_DOCKER_IMAGE",
+    "TF_ROCM_RBE_POOL",
+    "TF_ROCM_RBE_SINGLE_GPU_POOL",
+    "TF_ROCM_RBE_MULTI_GPU_POOL",
 ]
 
 # XLA's defaults for the pools (its rocm_configure.bzl); no default worker image: a cluster's own.
@@ -83,8 +87,23 @@ _TOOLCHAIN = {
 }
 
 # Targets of //rocm besides one per library: XLA's names (its third_party/gpus/rocm/BUILD.tpl).
-_XLA_EXTRA_TARGETS = ["rocm_headers", "rocm_config", "hip_runtime", "rocm_rpath", "toolchain_data", "rocminfo", "rocm_root",
-                      "rocm_redist", "rocm_dist"]
+_XLA_EXTRA_TARGETS = [
+    "rocm_headers",
+    "rocm_config",
+    "hip_runtime",
+    "rocm_rpath",
+    "toolchain_data",
+    "rocminfo",
+    "rocm_root",
+    "rocm_redist",
+    "rocm_dist",
+]
+
+# How HIP compiles see the toolkit (rocm_BUILD.tpl's comment), by toolkit_in_inputs().
+_IN_INPUTS_NOTE = {
+    True: "by exec-root-relative paths: the toolkit is in Bazel's external repositories",
+    False: "tracked for changes; clang runs from its absolute path, which a remote worker's image must have",
+}
 
 def _fill(rctx, template, substitutions):
     """The text of one of _TEMPLATES with its %{...} placeholders substituted: the one way this
@@ -137,8 +156,16 @@ def _hipcc_config(config):
     """The fields of rules_ml_toolchain's hipcc_config() (its @config_rocm_hipcc, which full
     mode replaces with this repository), for this toolkit; empty when none is configured."""
     if not config:
-        return {"version_number": 0, "hipcc_path": "", "rocm_path": "", "rocm_root": "", "miopen_version": 0,
-                "hipruntime_version": 0, "clang_version": "", "lib_paths": []}
+        return {
+            "version_number": 0,
+            "hipcc_path": "",
+            "rocm_path": "",
+            "rocm_root": "",
+            "miopen_version": 0,
+            "hipruntime_version": 0,
+            "clang_version": "",
+            "lib_paths": [],
+        }
     hip = [int(p) if p.isdigit() else 0 for p in (config["hip_version"] or "0.0.0").split(".")[:3]] + [0, 0, 0]
     return {
         "version_number": config["rocm_version_number"],
@@ -277,7 +304,7 @@ def _hip_compiler_files(rctx, config, in_inputs):
     if version.exists:
         rctx.symlink(version, "rocm/share/hip/version")
     return repr(["llvm/bin/" + t for t in _CLANG_TOOLS if clang_dir.get_child(t).exists]) + \
-        ' + glob(["llvm/lib/clang/**", "llvm/lib/*.so*", "share/hip/version"], allow_empty = True)'
+           ' + glob(["llvm/lib/clang/**", "llvm/lib/*.so*", "share/hip/version"], allow_empty = True)'
 
 def _rocminfo_stanza(rctx, config, description):
     for candidate in ("bin/rocminfo",):
@@ -385,8 +412,7 @@ def _rocm_configure_impl(rctx):
         "%{libraries}": "".join(stanzas),
         "%{toolchain_data}": _toolchain_data(rctx, config),
         "%{hip_compiler_files}": _hip_compiler_files(rctx, config, in_inputs),
-        "%{toolkit_in_inputs_note}": "by exec-root-relative paths: the toolkit is in Bazel's external repositories" if in_inputs else
-                                     "tracked for changes; clang runs from its absolute path, which a remote worker's image must have",
+        "%{toolkit_in_inputs_note}": _IN_INPUTS_NOTE[in_inputs],
         "%{rocminfo}": _rocminfo_stanza(rctx, config, description),
         "%{missing}": "".join(missing),
         "%{xla_settings}": _xla_settings(rctx),
@@ -425,6 +451,7 @@ def _rocm_configure_impl(rctx):
     })
     config["configured"] = True
     config["source"] = description
+
     # True: HIP compiles take clang and the device libraries as inputs by relative paths (any
     # worker runs them); False: by absolute paths, which a remote worker's image must match.
     config["toolkit_in_inputs"] = in_inputs

@@ -16,6 +16,7 @@ _VERSION_SCRIPT = Label("//third_party/nanobind:extension.lds")
 _MANYLINUX_2_28 = Label("//toolchains/manylinux:glibc_2_28")
 
 def nanobind_extension(name, srcs, deps = [], per_python_deps = [], copts = [], linkopts = [], visibility = None, tags = [], **kwargs):
+    """One extension module per Python of @local_config_python and a filegroup `name` of them (see above)."""
     modules = []
     for version in PYTHON_VERSIONS:
         tag = version.replace(".", "_")

@@ -32,6 +32,7 @@ def _jax_source_tree_impl(rctx):
     local = rctx.getenv("JAX_SOURCE_DIR", "").strip()
     args = [python, rctx.path(rctx.attr._tool), "--output", "."]
     pin = None
+    archive = None
     if local:
         if not local.startswith("/"):
             fail("jax_source_tree: JAX_SOURCE_DIR=%s is a relative path; give an absolute one (build/ci_build --jax-source-dir and tools/bazel make it absolute for you)." % local)

@@ -77,6 +77,7 @@ def _python_configure_impl(rctx):
             linked = "python%s/include%s" % (version, "" if i == 0 else str(i))
             rctx.symlink(directory, linked)
             includes.append(linked)
+
         # Debian's multiarch Pythons: include/pythonX.Y/pyconfig.h includes
         # <x86_64-linux-gnu/pythonX.Y/pyconfig.h>, a system directory that a toolchain with
         # its own libc headers (--config=manylinux_2_28) does not search. Link it in too.

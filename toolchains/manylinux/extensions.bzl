@@ -142,6 +142,7 @@ def _zig_sdk_impl(rctx):
 
     glibc = rctx.attr.glibc
     target = "%s-linux-gnu.%s" % (_TARGET_CPU, glibc)
+
     # `-###` only prints; its cache is scratch inside this repository, deleted below.
     env = {"ZIG_LIB_DIR": "sdk/lib", "ZIG_GLOBAL_CACHE_DIR": str(rctx.path("probe/cache")), "ZIG_LOCAL_CACHE_DIR": str(rctx.path("probe/cache"))}
     cc1 = _cc1_args(rctx, str(zig), target, env)
@@ -260,7 +261,7 @@ zig_sdk = repository_rule(
     },
 )
 
-def _zig_impl(mctx):
+def _zig_impl(_mctx):
     zig_sdk(name = "zig_sdk", pin = Label("//third_party/zig:pin.json"))
 
 zig = module_extension(

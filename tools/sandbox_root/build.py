@@ -27,6 +27,7 @@ from sandbox_root.environment import sandbox_env, standard_binds
 from sandbox_root.layers import PROFILES, REQUIRED_FREE_GB, STAMP, SUITE, Layer, Plan, Stamp, layers_of, plan, root_id, stamp_for
 from sandbox_root.namespaces import Bind, Enter, enter
 
+
 def read_stamp(root: Path) -> Stamp | None:
     try:
         return Stamp.parse((root / STAMP).read_text())
@@ -93,10 +94,12 @@ class StepRunner:
             tail = []
         text = "\n".join(tail)
         if "No space left on device" in text:
-            return f"disk full while {what}: free space under {self.log_path.parents[2]} (or point XDG_CACHE_HOME at a larger disk), then re-run `tools/sandbox.py ensure`"
+            return (f"disk full while {what}: free space under {self.log_path.parents[2]} "
+                    "(or point XDG_CACHE_HOME at a larger disk), then re-run `tools/sandbox.py ensure`")
         if re.search(r"(Could not resolve|Failed to fetch|Temporary failure resolving|Connection (refused|timed out))", text):
-            return f"network failure while {what}: the Debian mirror could not be reached; check connectivity/proxy and re-run (log: {self.log_path})"
-        shown = "\n".join("    " + l for l in tail[-15:])
+            return (f"network failure while {what}: the Debian mirror could not be reached; "
+                    f"check connectivity/proxy and re-run (log: {self.log_path})")
+        shown = "\n".join("    " + line for line in tail[-15:])
         return f"{what} failed (exit {rc}); last lines of {self.log_path}:\n{shown}"
 
 
@@ -130,11 +133,13 @@ def ensure_debootstrap() -> str:
         return str(found)
     log("installing debootstrap on the host (apt-get install debootstrap)")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    for cmd in (["apt-get", "install", "-y", "-q", "debootstrap"], ["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "debootstrap"]):
+    install = ["apt-get", "install", "-y", "-q", "debootstrap"]
+    for cmd in (install, ["apt-get", "update", "-q"], install):
         result = subprocess.run(cmd, env=env, capture_output=True, text=True)
         if result.returncode == 0 and cmd[1] == "install":
             return shutil.which("debootstrap") or "/usr/sbin/debootstrap"
-    raise SandboxError(f"could not install debootstrap on the host: {result.stderr.strip().splitlines()[-1:]}; install it with `apt-get install debootstrap`")
+    raise SandboxError(f"could not install debootstrap on the host: {result.stderr.strip().splitlines()[-1:]}; "
+                       "install it with `apt-get install debootstrap`")
 
 
 APT_CONF = """\
@@ -261,7 +266,8 @@ def build_root(paths: Paths, wanted: Sequence[Layer], plan_: Plan, base_root: Pa
     def finish() -> None:
         missing = missing_probes(partial, wanted)
         if missing:
-            raise SandboxError(f"packages installed but {missing[0]} is missing from the root; the package set in tools/sandbox_root/layers.py is wrong")
+            raise SandboxError(f"packages installed but {missing[0]} is missing from the root; "
+                               "the package set in tools/sandbox_root/layers.py is wrong")
         (partial / STAMP).write_text(stamp_for(wanted, time.time()).to_json())
         remove_tree(final)
         os.rename(partial, final)
@@ -313,7 +319,8 @@ def ensure(paths: Paths, profile: str, mirror: str) -> Path:
             new_root = build_root(paths, wanted, p, root, mirror)
         except OSError as e:
             if e.errno == errno.ENOSPC:
-                raise SandboxError(f"disk full while building the sandbox under {paths.sandbox}: free space or point XDG_CACHE_HOME at a larger disk") from None
+                raise SandboxError(f"disk full while building the sandbox under {paths.sandbox}: "
+                                   "free space or point XDG_CACHE_HOME at a larger disk") from None
             raise
         collect_garbage(paths, keep=new_root)
         return new_root

@@ -147,7 +147,7 @@ class Stamp:
 
 
 def stamp_for(layers: Sequence[Layer], created: float) -> Stamp:
-    return Stamp(layers=tuple(zip((l.name for l in layers), layer_hashes(layers))), created=created)
+    return Stamp(layers=tuple(zip((layer.name for layer in layers), layer_hashes(layers))), created=created)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -160,14 +160,14 @@ class Plan:
 
 
 def plan(current: Stamp | None, wanted: Sequence[Layer]) -> Plan:
-    want = list(zip((l.name for l in wanted), layer_hashes(wanted)))
+    want = list(zip((layer.name for layer in wanted), layer_hashes(wanted)))
     if current is None:
         return Plan("build", tuple(wanted), "no sandbox root yet")
     have = list(current.layers)
     if have[: len(want)] == want:
         return Plan("none", (), "up to date")
     if want[: len(have)] == have:
-        return Plan("extend", tuple(wanted[len(have):]), "adding " + ", ".join(l.name for l in wanted[len(have):]))
+        return Plan("extend", tuple(wanted[len(have):]), "adding " + ", ".join(layer.name for layer in wanted[len(have):]))
     # Neither is a prefix of the other, so they differ within the shorter one.
     changed = next(w[0] for w, h in zip(want, have) if w != h)
     return Plan("build", tuple(wanted), f"package set of layer '{changed}' changed")
@@ -178,5 +178,5 @@ def root_id(layers: Sequence[Layer]) -> str:
 
 
 def layers_of(stamp: Stamp) -> list[Layer]:
-    by_name = {l.name: l for ls in PROFILES.values() for l in ls}
+    by_name = {layer.name: layer for profile in PROFILES.values() for layer in profile}
     return [by_name[n] for n, _ in stamp.layers if n in by_name]

@@ -9,7 +9,7 @@ PEP 440 version and the file name, so the output is a directory holding the whee
 load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
 load("@local_config_rocm//:build_defs.bzl", "rocm_build_info", "rocm_version_number")
 load("@source_pins//:defs.bzl", "PINS")
-load("//rocm/private:providers.bzl", "AmdgpuTargetsInfo")
+load("//rocm:defs.bzl", "AmdgpuTargetsInfo")
 
 # Targets of examples/ carry this tag: code of this project's writing standing in for
 # XLA's or JAX's (examples/*/README.md). build_info.json names every one a wheel holds.
@@ -67,6 +67,7 @@ def _without_build_tree_runpath(ctx, library, dest):
 def _rocm_wheel_impl(ctx):
     major, rocm_version = rocm_versions()
     toolkit = rocm_build_info()
+
     # As the finder read it (7.10.0a20251120 for a TheRock nightly): the wheel's summary and
     # local version say exactly which toolkit it was built with.
     exact_version = toolkit.get("rocm_version") or rocm_version
@@ -99,6 +100,7 @@ def _rocm_wheel_impl(ctx):
         "post": _flag(ctx, "post_release"),
         "local": ("rocm" + exact_version) if _flag(ctx, "rocm_version_extra") else "",
     }
+
     # A source whose every artifact here was built from stand-ins is not in this wheel at all.
     stand_in_sources = [
         origin

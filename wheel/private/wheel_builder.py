@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import argparse
 import base64
-import ctypes
 import collections
 import concurrent.futures
 import csv
+import ctypes
 import dataclasses
 import hashlib
 import io

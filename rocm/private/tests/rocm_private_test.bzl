@@ -1,4 +1,4 @@
-"""Unit tests of rocm/private's pure functions (bazel_skylib's unittest): `bazel test //tests/starlark:all`."""
+"""Unit tests of rocm/private's pure functions (bazel_skylib's unittest): `bazel test //rocm/private/tests:all`; beside the code, as //rocm/private may only be loaded from //rocm."""
 
 load("@bazel_skylib//lib:unittest.bzl", "asserts", "unittest")
 load("//rocm/private:amdgpu_targets.bzl", "check_amdgpu_targets", "split_amdgpu_targets")
