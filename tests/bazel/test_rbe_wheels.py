@@ -66,10 +66,6 @@ def test_every_spawn_of_the_cold_build_runs_remotely(builds):
     assert set(counts(tag)) <= ALLOWED_REMOTE, tag
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "measured after the rocm_config.h fix: 260 of 264 spawns hit; 4 ran remotely again, late in the build (the wheel "
-    "stage, by Bazel's progress); unverified suspect: a source_info.json input naming an absolute path (e.g. "
-    "@xla_python_headers' XLA_SOURCE_DIR)"))
 def test_a_second_checkout_at_another_path_is_all_remote_cache_hits(builds):
     cached = builds["cached"]
     assert cached["returncode"] == 0, cached
