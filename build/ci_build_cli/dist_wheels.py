@@ -31,11 +31,9 @@ def step(number: int, what: str) -> None:
 
 
 def toolkit_versions(args: argparse.Namespace) -> tuple[str, list[str | None]]:
-    """(which toolkit, the ROCm release(s) it says it is), before any build: a TheRock tarball's
-    name, else the finder over the toolkit the build will use (in the sandbox, where it looks)."""
-    tarball = toolkit.tarball_release(args)
-    if tarball:
-        return tarball[0], [tarball[1]]
+    """(which toolkit, the ROCm release(s) it says it is), before any build, for a toolkit folder
+    or the default search: the finder over the toolkit the build will use (in the sandbox, where
+    it looks). A TheRock tarball: toolkit.check_inputs (its name), check_fetched_toolkit (its manifest)."""
     path = toolkit.args_rocm_source(args).repo_env.get("ROCM_PATH")
     probe = ["python3", finder.__file__] + (["--rocm-path", path] if path else [])
     result = sandbox.spawn(sandbox.sandbox_run(args) + probe, cwd=CHECKOUT, capture_output=True, text=True)
@@ -63,7 +61,7 @@ def check_fetched_toolkit(args: argparse.Namespace, bazel: list[str], build_args
         if args.mode == "full":
             full_mode_failed()
         return rc
-    info = bazel + ["info", "output_base"]
+    info = bazel + ["info", *build_args[:-1], "output_base"]  # the build's options: nothing re-analysed
     print("+ " + shlex.join(info), file=sys.stderr, flush=True)
     result = sandbox.spawn(info, cwd=CHECKOUT, capture_output=True, text=True)
     config_json = Path(result.stdout.strip().splitlines()[-1] if result.stdout.strip() else "?") / "external" / \

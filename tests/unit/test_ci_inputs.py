@@ -10,7 +10,7 @@ import tarfile
 
 import pytest
 
-from ci_build_cli import cli, dist_wheels, inputs as ci, sandbox, wheels
+from ci_build_cli import cli, inputs as ci, sandbox, toolkit, wheels
 
 pytestmark = pytest.mark.unit
 
@@ -148,6 +148,6 @@ def test_a_therock_tarballs_release_is_read_from_its_name_before_any_build(tmp_p
     tarball.write_bytes(b"not opened: the name says the release")
     monkeypatch.delenv("ROCM_PATH", raising=False)
     args = cli.parse_args(["dist_wheels", f"--therock-path={tarball}", "--rocm-version=7.10.0"])
-    toolkit, versions = dist_wheels.toolkit_versions(args)
-    assert versions == ["7.10.0a20251120"] and tarball.name in toolkit
-    assert ci.version_agrees(args.rocm_version, versions) and not ci.version_agrees("7.9.9", versions)
+    toolkit_, version = toolkit.tarball_release(args)
+    assert version == "7.10.0a20251120" and tarball.name in toolkit_
+    assert ci.version_agrees(args.rocm_version, [version]) and not ci.version_agrees("7.9.9", [version])
