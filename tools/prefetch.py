@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import json
 import os
 import shutil
@@ -27,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from digest import sha256_of
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 PYPI_HOST = "files.pythonhosted.org"
@@ -127,11 +128,6 @@ def fetch_debian_source(source: DebianSource, distdir: Path) -> str:
         shutil.copyfile(got, distdir / (source.filename + ".partial"))
         os.replace(distdir / (source.filename + ".partial"), target)
     return "downloaded"
-
-
-def sha256_of(path: Path) -> str:
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def fetch(wheel: Wheel, distdir: Path) -> str:

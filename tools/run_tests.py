@@ -19,9 +19,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from venvs import ensure_venv  # beside this script: its folder is on sys.path
+
 CHECKOUT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(CHECKOUT / "tools"))
-from venvs import ensure_venv  # noqa: E402
 
 REQUIREMENTS = CHECKOUT / "requirements-test.txt"
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import json
 import sys
 import tarfile
@@ -22,6 +21,8 @@ import tempfile
 import urllib.request
 import zipfile
 from pathlib import Path
+
+from digest import sha256_of
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 
@@ -43,11 +44,6 @@ def pin_path(name: str) -> Path:
         known = sorted(p.parent.name for p in (CHECKOUT / "third_party").glob("*/pin.json"))
         raise PinError(f"no pin named {name!r}; pins: {', '.join(known)}")
     return path
-
-
-def sha256_of(path: Path) -> str:
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def top_level_names(archive: Path) -> set[str]:

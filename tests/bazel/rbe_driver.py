@@ -11,7 +11,6 @@ on stdout; Bazel's own output goes to stderr.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -24,8 +23,9 @@ from pathlib import Path
 from typing import Iterator
 
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
-sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
-from copy_workspace import copy_workspace  # noqa: E402
+sys.path.insert(0, str(CHECKOUT))  # run as a file in the sandbox: the checkout's packages
+from tests.infra.copy_workspace import copy_workspace  # noqa: E402
+from tools.digest import sha256_of  # noqa: E402
 
 TARGET = "//tests/rocm/hip:libhip_kernels.so"
 OUTPUT = "bazel-bin/tests/rocm/hip/libhip_kernels.so"
@@ -73,10 +73,6 @@ def runners_by_mnemonic(spawns: list[dict]) -> dict[str, dict[str, int]]:
     return {mnemonic: dict(c) for mnemonic, c in sorted(counts.items())}
 
 
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def build(workspace: Path, config: list[str], logs: Path, name: str) -> dict:
     """One build; its execution log and library are kept in `logs` as NAME.json and NAME.so."""
     log = logs / f"{name}.json"
@@ -85,7 +81,7 @@ def build(workspace: Path, config: list[str], logs: Path, name: str) -> dict:
     return {
         "processes": processes_line(stderr),
         "runners": runners_by_mnemonic(read_execution_log(log)),
-        "sha256": sha256(logs / f"{name}.so"),
+        "sha256": sha256_of(logs / f"{name}.so"),
     }
 
 

@@ -34,7 +34,7 @@ CHECKOUT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from rbe_cluster import Cluster  # noqa: E402
-from rbe_driver import BAZEL_TIMEOUT, bazel, compare, disposable_workspace, processes_line, read_execution_log, sha256  # noqa: E402
+from rbe_driver import BAZEL_TIMEOUT, bazel, compare, disposable_workspace, processes_line, read_execution_log, sha256_of  # noqa: E402
 
 LIBRARY = "//tests/rocm/hip:libhip_kernels.so"
 LIBRARY_OUTPUT = "bazel-bin/tests/rocm/hip/libhip_kernels.so"
@@ -177,7 +177,7 @@ def main(argv: list[str]) -> int:
                   LIBRARY, GATED, *TESTS, env=test_env)
             for name, output in (("reference", LIBRARY_OUTPUT), ("reference_gated", GATED_OUTPUT)):
                 shutil.copy(workspace / output, logs / f"{name}.so")
-            results["reference"] = {"sha256": sha256(logs / "reference.so"), "gated_sha256": sha256(logs / "reference_gated.so")}
+            results["reference"] = {"sha256": sha256_of(logs / "reference.so"), "gated_sha256": sha256_of(logs / "reference_gated.so")}
             for p in [*probe_dir.iterdir(), gate_dir / "started"]:
                 p.unlink()
             bazel(workspace, "clean")
@@ -193,7 +193,7 @@ def main(argv: list[str]) -> int:
                 stderr = bazel(workspace, "test", *remote, "--config=ci_single_gpu", *common, FORCE_SIDES,
                                f"--execution_log_json_file={log}", LIBRARY, *TESTS, env=test_env)
                 shutil.copy(workspace / LIBRARY_OUTPUT, logs / "race.so")
-                results["race"] = {**summary(stderr, log), "sha256": sha256(logs / "race.so"),
+                results["race"] = {**summary(stderr, log), "sha256": sha256_of(logs / "race.so"),
                                    "probes": probe_records(probe_dir)}
                 bazel(workspace, "clean")
 
@@ -222,7 +222,7 @@ def main(argv: list[str]) -> int:
                                                             if "UNAVAILABLE" in line or "Connection refused" in line})[:10]}
                 if rc == 0:
                     shutil.copy(workspace / GATED_OUTPUT, logs / "stop_gated.so")
-                    results["stop"]["gated_sha256"] = sha256(logs / "stop_gated.so")
+                    results["stop"]["gated_sha256"] = sha256_of(logs / "stop_gated.so")
                     results["stop"]["after"] = (workspace / f"bazel-bin/{GATE_PACKAGE}/after_gate.txt").read_text().strip()
 
             differ = {}

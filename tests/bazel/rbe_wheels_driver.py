@@ -22,7 +22,6 @@ files. CI_BUILD_ARGS are added to every ci_build (e.g. --host-toolchain=sandbox)
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -35,6 +34,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from tests.infra.copy_workspace import copy_workspace
+from tools.digest import sha256_of
 
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
 SANDBOX_PY = CHECKOUT / "tools" / "sandbox.py"
@@ -109,14 +109,6 @@ def build_info(wheel: Path) -> dict:
         return json.loads(z.read(next(n for n in z.namelist() if n.endswith("/build_info.json"))))
 
 
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 # --------------------------------------------------------------------------
 # Running it
 # --------------------------------------------------------------------------
@@ -181,7 +173,7 @@ def ci_build(copy: Path, rbe: str, extra: Sequence[str], markers: Sequence[str])
         "first_error": first_error(output),
         "missing_paths": missing_paths(output)[:10],
         "tail": output.splitlines()[-8:],
-        "wheels": {w.name: sha256(w) for w in wheels},
+        "wheels": {w.name: sha256_of(w) for w in wheels},
         "leaks": {w.name: leaked_paths(w, markers) for w in wheels},
         "toolkits": {w.name: {k: build_info(w).get(k) for k in ("amdgpu_targets", "rocm_layout", "rocm_therock_family")}
                      for w in wheels},

@@ -29,7 +29,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import CHECKOUT, load_module
+from ci_build_cli import cli as ci_build
+from tests.conftest import CHECKOUT
 
 pytestmark = pytest.mark.e2e
 
@@ -52,7 +53,6 @@ NOT_INPUTS = {
     "--distdir": "preflight's alone (full mode's local archives)",
 }
 
-ci_build = load_module("ci_build_for_workflows", CHECKOUT / "build" / "ci_build")
 
 
 def workflow_files() -> list[Path]:

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, load_module, require_jax_tree
+from ci_build_cli import cli, dist_wheels, full, options, pythons, sandbox, sources, toolkit, wheels
+from tests.conftest import CHECKOUT, require_jax_tree
 
 pytestmark = pytest.mark.unit
 
-ci_build = load_module("ci_build", CHECKOUT / "build" / "ci_build")
 
 JAX_PIN = json.loads((CHECKOUT / "third_party" / "jax" / "pin.json").read_text())
 XLA_PIN = json.loads((CHECKOUT / "third_party" / "xla" / "pin.json").read_text())
@@ -35,7 +35,7 @@ def args(*argv: str):
     """Namespace of `ci_build [flags] dist_wheels [flags]`, from the real parser."""
     argv = list(argv)
     split = argv.index("dist_wheels") if "dist_wheels" in argv else len(argv)
-    return ci_build.parse_args(argv[:split] + ["dist_wheels"] + argv[split + 1:])
+    return cli.parse_args(argv[:split] + ["dist_wheels"] + argv[split + 1:])
 
 
 def jax_tree(root: Path, version_py: str | None = '_version = "0.11.0"\n') -> Path:
@@ -51,8 +51,8 @@ def fixed_clock(monkeypatch):
     """UTC is 2026-01-02 23:30 while local time is already 2026-01-03: the UTC date must win."""
     utc = time.struct_time((2026, 1, 2, 23, 30, 0, 4, 2, 0))
     local = time.struct_time((2026, 1, 3, 1, 30, 0, 5, 3, 0))
-    monkeypatch.setattr(ci_build.time, "gmtime", lambda *a: utc)
-    monkeypatch.setattr(ci_build.time, "localtime", lambda *a: local)
+    monkeypatch.setattr(wheels.time, "gmtime", lambda *a: utc)
+    monkeypatch.setattr(wheels.time, "localtime", lambda *a: local)
     return "20260102"
 
 
@@ -64,7 +64,7 @@ ROCM_DOCS_COMMAND = ["--compiler=clang", "--python-versions=3.12", "--rocm-versi
                      "dist_wheels"]
 
 
-# Values of the options whose values are checked as they are parsed (build/ci_inputs.py).
+# Values of the options whose values are checked as they are parsed (build/ci_build_cli/inputs.py).
 CHECKED_SAMPLES = {"amdgpu_targets": "gfx942,gfx950", "therock_sha256": "ab" * 32, "rocm_version": "7.2.4",
                    "python_versions": "3.11,3.14"}
 
@@ -89,54 +89,54 @@ def command_of(option) -> str:
 
 
 def test_the_options_table_covers_every_option_of_the_parser():
-    parser = ci_build.parser()
+    parser = cli.parser()
     declared = {s for a in parser._actions for s in a.option_strings if s.startswith("--") and s != "--help"}
-    assert declared == {f for o in ci_build.OPTIONS for f in o.flags}
-    assert len(ci_build.OPTIONS) >= 20
+    assert declared == {f for o in options.OPTIONS for f in o.flags}
+    assert len(options.OPTIONS) >= 20
 
 
-@pytest.mark.parametrize("option", ci_build.OPTIONS, ids=lambda o: o.flags[0])
+@pytest.mark.parametrize("option", options.OPTIONS, ids=lambda o: o.flags[0])
 def test_every_option_is_accepted_before_and_after_the_subcommand(option):
     words, value = sample(option)
     command = command_of(option)
-    before = ci_build.parse_args(words + [command])
-    after = ci_build.parse_args([command] + words)
+    before = cli.parse_args(words + [command])
+    after = cli.parse_args([command] + words)
     assert getattr(before, option.dest) == getattr(after, option.dest) == value
     assert before.command == after.command == command
     # Nothing else differs from the defaults, in either order (the subparser clobbers nothing).
-    defaults = vars(ci_build.parse_args([command]))
+    defaults = vars(cli.parse_args([command]))
     for parsed in (before, after):
         assert {k: v for k, v in vars(parsed).items() if k != option.dest} == {k: v for k, v in defaults.items() if k != option.dest}
 
 
 def test_defaults_are_the_options_own():
-    parsed = ci_build.parse_args(["dist_wheels"])
-    assert {o.dest: getattr(parsed, o.dest) for o in ci_build.OPTIONS} == {o.dest: o.default for o in ci_build.OPTIONS}
+    parsed = cli.parse_args(["dist_wheels"])
+    assert {o.dest: getattr(parsed, o.dest) for o in options.OPTIONS} == {o.dest: o.default for o in options.OPTIONS}
     assert (parsed.sources, parsed.compiler, parsed.wheel_kind, parsed.rocm, parsed.dry_run) == ("pinned", "gcc", "release", "full", False)
 
 
 def test_options_split_around_the_subcommand_are_all_kept():
-    parsed = ci_build.parse_args(["--sources=examples", "--compiler=clang", "--amdgpu-targets=gfx950", "dist_wheels",
+    parsed = cli.parse_args(["--sources=examples", "--compiler=clang", "--amdgpu-targets=gfx950", "dist_wheels",
                                   "--rocm-path=/opt/rocm", "--wheel-kind=nightly", "--dry-run"])
     assert (parsed.sources, parsed.compiler, parsed.amdgpu_targets, parsed.rocm_path, parsed.wheel_kind, parsed.dry_run) == (
         "examples", "clang", "gfx950", "/opt/rocm", "nightly", True)
     # Given twice, the later one wins.
-    assert ci_build.parse_args(["--compiler=clang", "dist_wheels", "--compiler=gcc"]).compiler == "gcc"
+    assert cli.parse_args(["--compiler=clang", "dist_wheels", "--compiler=gcc"]).compiler == "gcc"
 
 
 def test_the_command_rocms_docs_give_parses_verbatim():
-    parsed = ci_build.parse_args(ROCM_DOCS_COMMAND)
-    assert parsed.command == "dist_wheels" and parsed.fn is ci_build.cmd_dist_wheels
+    parsed = cli.parse_args(ROCM_DOCS_COMMAND)
+    assert parsed.command == "dist_wheels" and parsed.fn is dist_wheels.cmd_dist_wheels
     assert (parsed.compiler, parsed.python_versions, parsed.rocm_version) == ("clang", "3.12", "7.10.0a20251120")
     assert parsed.therock_path.endswith("/therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz")
-    with_sha = ci_build.parse_args(ROCM_DOCS_COMMAND[:-1] + ["--therock-sha256=" + "ab" * 32, "dist_wheels", "--sources=examples"])
+    with_sha = cli.parse_args(ROCM_DOCS_COMMAND[:-1] + ["--therock-sha256=" + "ab" * 32, "dist_wheels", "--sources=examples"])
     assert (with_sha.therock_sha256, with_sha.sources) == ("ab" * 32, "examples")
 
 
 @pytest.mark.parametrize("argv", [["--wheel-kind=dev", "native"], ["native", "--wheel-kind=dev"]])
 def test_an_option_of_another_subcommand_is_an_error_in_either_place(argv, capsys):
     with pytest.raises(SystemExit) as exit_:
-        ci_build.parse_args(argv)
+        cli.parse_args(argv)
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert "--wheel-kind=dev is an option of dist_wheels, which `native` does not use: drop it, or run dist_wheels" in err
@@ -144,17 +144,17 @@ def test_an_option_of_another_subcommand_is_an_error_in_either_place(argv, capsy
 
 def test_the_doctor_option_is_refused_for_dist_wheels(capsys):
     with pytest.raises(SystemExit):
-        ci_build.parse_args(["dist_wheels", "--rocm=minimal"])
+        cli.parse_args(["dist_wheels", "--rocm=minimal"])
     assert "--rocm=minimal is an option of doctor" in capsys.readouterr().err
-    assert ci_build.parse_args(["--rocm=minimal", "doctor"]).rocm == "minimal"
+    assert cli.parse_args(["--rocm=minimal", "doctor"]).rocm == "minimal"
 
 
 def test_every_subcommand_help_lists_every_option(capsys):
-    for name, _, _ in ci_build.COMMANDS:
+    for name, _, _ in cli.COMMANDS:
         with pytest.raises(SystemExit):
-            ci_build.parse_args([name, "--help"])
+            cli.parse_args([name, "--help"])
         out = capsys.readouterr().out
-        missing = [f for o in ci_build.OPTIONS for f in o.flags if not re.search(re.escape(f) + r"(?![a-z0-9-])", out)]
+        missing = [f for o in options.OPTIONS for f in o.flags if not re.search(re.escape(f) + r"(?![a-z0-9-])", out)]
         assert not missing, (name, missing)
         assert "==SUPPRESS==" not in out and "(default: gcc)" in out
 
@@ -163,17 +163,17 @@ def test_every_subcommand_help_lists_every_option(capsys):
 
 
 def test_release_is_only_the_kind():
-    assert ci_build.wheel_flags(args()) == ["--//wheel:kind=release"]
+    assert wheels.wheel_flags(args()) == ["--//wheel:kind=release"]
 
 
 def test_release_from_examples_names_the_overridden_sources(tmp_path):
     # --sources=examples replaces XLA and JAX with examples/; examples/jax's version.py
     # gives the pins' release, and --jax-source-dir takes precedence over examples/jax.
-    assert ci_build.source_dirs(args("--sources=examples")) == {
+    assert sources.source_dirs(args("--sources=examples")) == {
         "xla": CHECKOUT / "examples" / "xla", "jax": CHECKOUT / "examples" / "jax"}
-    assert ci_build.wheel_flags(args("--sources=examples")) == [
+    assert wheels.wheel_flags(args("--sources=examples")) == [
         "--//wheel:kind=release", "--//wheel:version=0.10.2", "--//wheel:source_overrides=jax,xla"]
-    assert ci_build.wheel_flags(args("--sources=examples", f"--jax-source-dir={jax_tree(tmp_path)}")) == [
+    assert wheels.wheel_flags(args("--sources=examples", f"--jax-source-dir={jax_tree(tmp_path)}")) == [
         "--//wheel:kind=release", "--//wheel:version=0.11.0", "--//wheel:source_overrides=jax,xla"]
 
 
@@ -181,40 +181,40 @@ def test_a_real_jax_tree_gives_its_release_and_is_passed_on():
     """Gated (JAX_ROCM_TEST_JAX_TREE): the real tree's jax/version.py and commit (git checkout or
     `git archive`, else none), and the override ci_build hands to tools/bazel."""
     tree = require_jax_tree()
-    version, commit = ci_build.jax_tree_identity(tree)
+    version, commit = sources.jax_tree_identity(tree)
     assert re.fullmatch(r"\d+\.\d+\.\d+", version or ""), version
     if version == "0.10.2" and commit:
         assert commit == "990e6a0b84138346e6a38785412f36356e0e5dc3"
-    flags = ci_build.bazel_flags(args(f"--jax-source-dir={tree}"))
+    flags = sandbox.bazel_flags(args(f"--jax-source-dir={tree}"))
     assert f"--override_repository=jax={tree.resolve()}" in flags
-    assert ci_build.source_dirs(args("--sources=examples", f"--jax-source-dir={tree}"))["jax"] == tree.resolve()
+    assert sources.source_dirs(args("--sources=examples", f"--jax-source-dir={tree}"))["jax"] == tree.resolve()
 
 
 def test_nightly_with_a_date():
-    flags = ci_build.wheel_flags(args("dist_wheels", "--wheel-kind=nightly", "--wheel-date=20261123"))
+    flags = wheels.wheel_flags(args("dist_wheels", "--wheel-kind=nightly", "--wheel-date=20261123"))
     assert flags == ["--//wheel:kind=nightly", "--//wheel:date=20261123"]
 
 
 def test_nightly_without_a_date_is_today_in_utc(fixed_clock):
-    flags = ci_build.wheel_flags(args("dist_wheels", "--wheel-kind=nightly"))
+    flags = wheels.wheel_flags(args("dist_wheels", "--wheel-kind=nightly"))
     assert flags == ["--//wheel:kind=nightly", f"--//wheel:date={fixed_clock}"]
 
 
 def test_dev_with_a_commit():
-    flags = ci_build.wheel_flags(args("dist_wheels", "--wheel-kind=dev", "--wheel-date=20250102",
+    flags = wheels.wheel_flags(args("dist_wheels", "--wheel-kind=dev", "--wheel-date=20250102",
                                       "--wheel-commit=abcdef0123"))
     assert flags == ["--//wheel:kind=dev", "--//wheel:date=20250102", "--//wheel:commit=abcdef0123"]
 
 
 def test_dev_without_a_commit_or_tree_is_the_pins_commit():
-    flags = ci_build.wheel_flags(args("dist_wheels", "--wheel-kind=dev", "--wheel-date=20250102"))
+    flags = wheels.wheel_flags(args("dist_wheels", "--wheel-kind=dev", "--wheel-date=20250102"))
     assert f"--//wheel:commit={JAX_PIN['commit']}" in flags
 
 
 def test_dev_from_a_jax_tree_that_is_no_git_checkout_is_the_pins_commit(tmp_path, monkeypatch):
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))  # git must not find a repository above
     tree = jax_tree(tmp_path / "jax")
-    flags = ci_build.wheel_flags(args(f"--jax-source-dir={tree}", "dist_wheels", "--wheel-kind=dev",
+    flags = wheels.wheel_flags(args(f"--jax-source-dir={tree}", "dist_wheels", "--wheel-kind=dev",
                                       "--wheel-date=20250102"))
     assert f"--//wheel:commit={JAX_PIN['commit']}" in flags
 
@@ -228,7 +228,7 @@ def test_dev_from_a_jax_git_checkout_is_its_head(tmp_path, monkeypatch):
     subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "x"], check=True)
     head = subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
     assert head != JAX_PIN["commit"]
-    flags = ci_build.wheel_flags(args(f"--jax-source-dir={tree}", "dist_wheels", "--wheel-kind=dev",
+    flags = wheels.wheel_flags(args(f"--jax-source-dir={tree}", "dist_wheels", "--wheel-kind=dev",
                                       "--wheel-date=20250102"))
     assert f"--//wheel:commit={head}" in flags
     assert "--//wheel:version=0.11.0" in flags and "--//wheel:source_overrides=jax" in flags
@@ -237,41 +237,41 @@ def test_dev_from_a_jax_git_checkout_is_its_head(tmp_path, monkeypatch):
 def test_a_dev_wheel_reads_the_jax_tree_once(tmp_path, monkeypatch):
     tree = jax_tree(tmp_path / "jax")
     seen = []
-    real = ci_build.source_tree.identify
-    monkeypatch.setattr(ci_build.source_tree, "identify", lambda source: seen.append(source) or real(source))
-    ci_build.jax_tree_identity.cache_clear()
-    flags = ci_build.wheel_flags(args(f"--jax-source-dir={tree}", "dist_wheels", "--wheel-kind=dev",
+    real = sources.source_tree.identify
+    monkeypatch.setattr(sources.source_tree, "identify", lambda source: seen.append(source) or real(source))
+    sources.jax_tree_identity.cache_clear()
+    flags = wheels.wheel_flags(args(f"--jax-source-dir={tree}", "dist_wheels", "--wheel-kind=dev",
                                       "--wheel-date=20250102"))
     assert "--//wheel:version=0.11.0" in flags and any(f.startswith("--//wheel:commit=") for f in flags)
     assert seen == [tree], "version and commit come from one read of the tree"
 
 
 def test_post_release_and_no_rocm_version_extra():
-    flags = ci_build.wheel_flags(args("dist_wheels", "--wheel-post-release=2", "--no-rocm-version-extra"))
+    flags = wheels.wheel_flags(args("dist_wheels", "--wheel-post-release=2", "--no-rocm-version-extra"))
     assert flags == ["--//wheel:kind=release", "--//wheel:post_release=2", "--no//wheel:rocm_version_extra"]
 
 
 def test_given_wheel_version_wins_over_the_jax_tree(tmp_path):
     tree = jax_tree(tmp_path / "jax")
-    assert "--//wheel:version=0.11.0" in ci_build.wheel_flags(args(f"--jax-source-dir={tree}"))
-    flags = ci_build.wheel_flags(args(f"--jax-source-dir={tree}", "dist_wheels", "--wheel-version=0.12.1"))
+    assert "--//wheel:version=0.11.0" in wheels.wheel_flags(args(f"--jax-source-dir={tree}"))
+    flags = wheels.wheel_flags(args(f"--jax-source-dir={tree}", "dist_wheels", "--wheel-version=0.12.1"))
     assert "--//wheel:version=0.12.1" in flags and "--//wheel:version=0.11.0" not in flags
 
 
 @pytest.mark.parametrize("line", ['_version = "0.11.0"\n', '_version: str = "0.11.0"\n'])
 def test_jax_tree_version_reads_version_py(tmp_path, line):
-    assert ci_build.jax_tree_identity(jax_tree(tmp_path, line))[0] == "0.11.0"
+    assert sources.jax_tree_identity(jax_tree(tmp_path, line))[0] == "0.11.0"
 
 
 def test_jax_tree_version_is_none_without_a_version(tmp_path):
-    assert ci_build.jax_tree_identity(None)[0] is None
-    assert ci_build.jax_tree_identity(jax_tree(tmp_path / "no_file", None))[0] is None
-    assert ci_build.jax_tree_identity(jax_tree(tmp_path / "no_line", "version = 3\n"))[0] is None
+    assert sources.jax_tree_identity(None)[0] is None
+    assert sources.jax_tree_identity(jax_tree(tmp_path / "no_file", None))[0] is None
+    assert sources.jax_tree_identity(jax_tree(tmp_path / "no_line", "version = 3\n"))[0] is None
 
 
 def test_the_examples_jax_tree_is_a_stand_in_of_the_pinned_release():
     # examples/jax/jax/version.py names the release the pins belong to; it is no git checkout.
-    assert ci_build.jax_tree_identity(CHECKOUT / "examples" / "jax") == ("0.10.2", None)
+    assert sources.jax_tree_identity(CHECKOUT / "examples" / "jax") == ("0.10.2", None)
     assert JAX_PIN["urls"][0].endswith("jax-v0.10.2.tar.gz")
 
 
@@ -279,40 +279,40 @@ def test_the_examples_jax_tree_is_a_stand_in_of_the_pinned_release():
 
 
 def test_least_compatible_is_the_newest_glibc():
-    assert ci_build.least_compatible(["manylinux_2_35_x86_64", "manylinux_2_38_x86_64"]) == "manylinux_2_38_x86_64"
-    assert ci_build.least_compatible(["manylinux_2_38_x86_64", "manylinux_2_35_x86_64"]) == "manylinux_2_38_x86_64"
+    assert wheels.least_compatible(["manylinux_2_35_x86_64", "manylinux_2_38_x86_64"]) == "manylinux_2_38_x86_64"
+    assert wheels.least_compatible(["manylinux_2_38_x86_64", "manylinux_2_35_x86_64"]) == "manylinux_2_38_x86_64"
 
 
 def test_least_compatible_compares_numbers_not_strings():
-    assert ci_build.least_compatible(["manylinux_2_9_x86_64", "manylinux_2_17_x86_64"]) == "manylinux_2_17_x86_64"
-    assert ci_build.least_compatible(["manylinux_2_17_x86_64", "manylinux_2_9_x86_64"]) == "manylinux_2_17_x86_64"
+    assert wheels.least_compatible(["manylinux_2_9_x86_64", "manylinux_2_17_x86_64"]) == "manylinux_2_17_x86_64"
+    assert wheels.least_compatible(["manylinux_2_17_x86_64", "manylinux_2_9_x86_64"]) == "manylinux_2_17_x86_64"
 
 
 def test_least_compatible_prefers_a_non_manylinux_tag():
-    assert ci_build.least_compatible(["manylinux_2_38_x86_64", "linux_x86_64"]) == "linux_x86_64"
+    assert wheels.least_compatible(["manylinux_2_38_x86_64", "linux_x86_64"]) == "linux_x86_64"
 
 
 # --- pick_interpreters ----------------------------------------------------------------
 
-FOUND = [ci_build.Interpreter("3.11", "/usr/bin/python3.11", None),
-         ci_build.Interpreter("3.12", "/opt/py312/bin/python3.12", "/opt/py312"),
-         ci_build.Interpreter("3.14", "/usr/bin/python3.14", None)]
+FOUND = [pythons.Interpreter("3.11", "/usr/bin/python3.11", None),
+         pythons.Interpreter("3.12", "/opt/py312/bin/python3.12", "/opt/py312"),
+         pythons.Interpreter("3.14", "/usr/bin/python3.14", None)]
 
 
 def test_pick_interpreters_defaults_to_all_found():
-    assert ci_build.pick_interpreters(None, FOUND) == FOUND
-    assert ci_build.pick_interpreters("", FOUND) == FOUND
+    assert pythons.pick_interpreters(None, FOUND) == FOUND
+    assert pythons.pick_interpreters("", FOUND) == FOUND
 
 
 def test_pick_interpreters_keeps_the_requested_order():
-    picked = ci_build.pick_interpreters("3.14, 3.11,", FOUND)
+    picked = pythons.pick_interpreters("3.14, 3.11,", FOUND)
     assert [i.version for i in picked] == ["3.14", "3.11"]
     assert picked[0] is FOUND[2]
 
 
 def test_pick_interpreters_missing_version_lists_those_found():
     with pytest.raises(SystemExit) as error:
-        ci_build.pick_interpreters("3.11,3.13", FOUND)
+        pythons.pick_interpreters("3.11,3.13", FOUND)
     message = str(error.value.code)
     assert message.split("found:")[0].endswith("for Python 3.13; ")  # only the missing one
     assert "3.11 (/usr/bin/python3.11)" in message and "3.12 (/opt/py312/bin/python3.12)" in message
@@ -321,7 +321,7 @@ def test_pick_interpreters_missing_version_lists_those_found():
 
 def test_pick_interpreters_none_found():
     with pytest.raises(SystemExit) as error:
-        ci_build.pick_interpreters("3.11", [])
+        pythons.pick_interpreters("3.11", [])
     assert "found: none" in str(error.value.code)
 
 
@@ -330,20 +330,20 @@ def test_pick_interpreters_none_found():
 
 def test_therock_url_needs_a_sha256():
     with pytest.raises(SystemExit) as error:
-        ci_build.therock_flags("https://example.com/therock.tar.gz", None)
+        toolkit.therock_flags("https://example.com/therock.tar.gz", None)
     assert "--therock-sha256" in str(error.value.code)
 
 
 def test_therock_url_with_sha256():
     url = "https://example.com/therock-7.2.tar.gz"
-    assert ci_build.therock_flags(url, "ab" * 32) == (
+    assert toolkit.therock_flags(url, "ab" * 32) == (
         [f"--repo_env=THEROCK_URL={url}", f"--repo_env=THEROCK_SHA256={'ab' * 32}"], [])
 
 
 def test_therock_directory_is_rocm_path_and_bound(tmp_path):
     rocm = tmp_path / "rocm"
     rocm.mkdir()
-    assert ci_build.therock_flags(str(rocm), None) == ([f"--repo_env=ROCM_PATH={rocm.resolve()}"], [str(rocm.resolve())])
+    assert toolkit.therock_flags(str(rocm), None) == ([f"--repo_env=ROCM_PATH={rocm.resolve()}"], [str(rocm.resolve())])
 
 
 def test_therock_tarball_is_a_file_url_with_its_sha256(tmp_path):
@@ -351,24 +351,24 @@ def test_therock_tarball_is_a_file_url_with_its_sha256(tmp_path):
     tarball.parent.mkdir()
     data = b"not really a tarball\n" * 100000  # > 1 MiB: more than one read block
     tarball.write_bytes(data)
-    flags, binds = ci_build.therock_flags(str(tarball), None)
+    flags, binds = toolkit.therock_flags(str(tarball), None)
     assert flags == [f"--repo_env=THEROCK_URL=file://{tarball.resolve()}",
                      f"--repo_env=THEROCK_SHA256={hashlib.sha256(data).hexdigest()}"]
     assert binds == [str(tarball.parent.resolve())]
     # A given sha256 is passed on as is (Bazel verifies it).
-    assert ci_build.therock_flags(str(tarball), "cd" * 32)[0][1] == f"--repo_env=THEROCK_SHA256={'cd' * 32}"
+    assert toolkit.therock_flags(str(tarball), "cd" * 32)[0][1] == f"--repo_env=THEROCK_SHA256={'cd' * 32}"
 
 
 def test_therock_nonsense_path(tmp_path):
     with pytest.raises(SystemExit) as error:
-        ci_build.therock_flags(str(tmp_path / "nope"), None)
+        toolkit.therock_flags(str(tmp_path / "nope"), None)
     assert "neither a URL, a tarball nor a directory" in str(error.value.code)
     assert str(tmp_path / "nope") in str(error.value.code)
 
 
 def test_therock_http_url_needs_a_sha256_too():
     with pytest.raises(SystemExit) as error:
-        ci_build.therock_flags("http://127.0.0.1:8000/therock-dist-linux-gfx94X-dcgpu-7.10.0a1.tar.gz", "")
+        toolkit.therock_flags("http://127.0.0.1:8000/therock-dist-linux-gfx94X-dcgpu-7.10.0a1.tar.gz", "")
     assert "is a download: add --therock-sha256=HEX" in str(error.value.code)
 
 
@@ -376,20 +376,20 @@ def test_therock_file_url_is_a_local_tarball(tmp_path):
     tarball = tmp_path / "my dl" / "therock-dist-linux-gfx950-dcgpu-7.10.0a20251120.tar.gz"
     tarball.parent.mkdir()
     tarball.write_bytes(b"tarball")
-    flags, binds = ci_build.therock_flags(tarball.as_uri(), None)  # "my%20dl": quoted
+    flags, binds = toolkit.therock_flags(tarball.as_uri(), None)  # "my%20dl": quoted
     assert flags == [f"--repo_env=THEROCK_URL=file://{tarball}",
                      f"--repo_env=THEROCK_SHA256={hashlib.sha256(b'tarball').hexdigest()}"]
     assert binds == [str(tarball.parent)]
-    assert ci_build.therock_flags(tarball.as_uri(), "cd" * 32)[0][1] == f"--repo_env=THEROCK_SHA256={'cd' * 32}"
+    assert toolkit.therock_flags(tarball.as_uri(), "cd" * 32)[0][1] == f"--repo_env=THEROCK_SHA256={'cd' * 32}"
 
 
 def test_therock_file_url_of_a_missing_file(tmp_path):
     missing = tmp_path / "therock-dist-linux-gfx950-dcgpu-7.10.0a20251120.tar.gz"
     with pytest.raises(SystemExit) as error:
-        ci_build.therock_flags(missing.as_uri(), None)
+        toolkit.therock_flags(missing.as_uri(), None)
     assert f"{missing} is not a file on this machine" in str(error.value.code)
     with pytest.raises(SystemExit, match="is not a file on this machine"):
-        ci_build.therock_flags("file://otherhost/x.tar.gz", "ab" * 32)
+        toolkit.therock_flags("file://otherhost/x.tar.gz", "ab" * 32)
 
 
 def test_a_symlinked_tarball_keeps_its_name_and_mounts_its_target(tmp_path):
@@ -399,7 +399,7 @@ def test_a_symlinked_tarball_keeps_its_name_and_mounts_its_target(tmp_path):
     link = tmp_path / "links" / "therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz"
     link.parent.mkdir()
     link.symlink_to(real)
-    flags, binds = ci_build.therock_flags(str(link), None)
+    flags, binds = toolkit.therock_flags(str(link), None)
     assert flags[0] == f"--repo_env=THEROCK_URL=file://{link}"  # the family stays readable in the name
     assert binds == [str(link.parent), str(real.parent)]
 
@@ -409,25 +409,29 @@ def test_a_symlinked_tarball_keeps_its_name_and_mounts_its_target(tmp_path):
 TARBALL = "https://rocm.nightlies.amd.com/tarball/therock-dist-linux-{}-7.10.0a20251120.tar.gz"
 
 
-def test_wheel_amdgpu_targets_are_rocm_configures_defaults():
-    assert ci_build.wheel_amdgpu_targets() == ["gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101",
-                                               "gfx1200", "gfx1201"]
+def test_the_wheel_list_and_the_families_are_the_finders():
+    """ci_build keeps no list or parser of its own: the finder the repository rule runs answers."""
+    assert toolkit.finder.__file__ == str(CHECKOUT / "third_party" / "gpus" / "find_rocm_config.py")
+    assert toolkit.finder.DEFAULT_AMDGPU_TARGETS == ("gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101",
+                                                     "gfx1200", "gfx1201")
+    source = "".join(p.read_text() for p in (CHECKOUT / "build" / "ci_build_cli").glob("*.py"))
+    assert "gfx1030" not in source and "therock-dist-linux" not in source and "rocm_configure.bzl" not in source
 
 
 @pytest.mark.parametrize("family, targets", [("gfx94X-dcgpu", "gfx942"), ("gfx950-dcgpu", "gfx950"),
                                              ("gfx110X-dgpu", "gfx1100,gfx1101"), ("gfx115X-igpu", "gfx1150,gfx1151,gfx1152,gfx1153")])
 def test_a_therock_family_says_its_default_targets(family, targets):
-    note = ci_build.therock_targets_note(TARBALL.format(family), None)
+    note = toolkit.therock_targets_note(TARBALL.format(family), None)
     assert note.startswith(f"TheRock family {family}: amdgpu targets {targets} (default: ")
     assert note.endswith("choose others of the family with --amdgpu-targets=LIST")
 
 
 def test_explicit_targets_are_checked_against_the_family_only():
-    note = ci_build.therock_targets_note(TARBALL.format("gfx950-dcgpu"), "gfx950")
+    note = toolkit.therock_targets_note(TARBALL.format("gfx950-dcgpu"), "gfx950")
     assert note == "TheRock family gfx950-dcgpu (device code for gfx950): amdgpu targets gfx950 (--amdgpu-targets)"
-    assert "gfx9-4-generic" in ci_build.therock_targets_note(TARBALL.format("gfx94X-dcgpu"), "gfx942,gfx9-4-generic")
+    assert "gfx9-4-generic" in toolkit.therock_targets_note(TARBALL.format("gfx94X-dcgpu"), "gfx942,gfx9-4-generic")
     with pytest.raises(SystemExit) as error:
-        ci_build.therock_targets_note(TARBALL.format("gfx950-dcgpu"), "gfx942,gfx950")
+        toolkit.therock_targets_note(TARBALL.format("gfx950-dcgpu"), "gfx942,gfx950")
     message = str(error.value.code)
     assert message.startswith("ci_build: --amdgpu-targets=gfx942,gfx950 asks for gfx942, but the TheRock tarball "
                               "therock-dist-linux-gfx950-dcgpu-7.10.0a20251120.tar.gz is of family gfx950-dcgpu, "
@@ -436,8 +440,8 @@ def test_explicit_targets_are_checked_against_the_family_only():
 
 
 def test_no_family_in_the_name_says_nothing(tmp_path):
-    assert ci_build.therock_targets_note(str(tmp_path), "gfx942") is None
-    assert ci_build.therock_targets_note("https://example.com/rocm.tar.gz", None) is None
+    assert toolkit.therock_targets_note(str(tmp_path), "gfx942") is None
+    assert toolkit.therock_targets_note("https://example.com/rocm.tar.gz", None) is None
 
 
 # --- check_sources --------------------------------------------------------------------
@@ -450,8 +454,8 @@ def test_unreachable_pins_are_named_with_the_way_out(monkeypatch, capsys):
         requested.append((request.get_method(), request.full_url))
         raise urllib.error.URLError("no network")
 
-    monkeypatch.setattr(ci_build.urllib.request, "urlopen", offline)
-    assert ci_build.check_sources(args()) == 2
+    monkeypatch.setattr(sources.urllib.request, "urlopen", offline)
+    assert sources.check_sources(args()) == 2
     err = capsys.readouterr().err
     xla_url = XLA_PIN["urls"][0].replace("{commit}", XLA_PIN["commit"])
     assert requested == [("HEAD", xla_url), ("HEAD", JAX_PIN["urls"][0])]
@@ -467,8 +471,8 @@ def test_only_the_pins_not_overridden_are_checked(tmp_path, monkeypatch, capsys)
         urls.append(request.full_url)
         raise urllib.error.URLError("no network")
 
-    monkeypatch.setattr(ci_build.urllib.request, "urlopen", offline)
-    assert ci_build.check_sources(args(f"--xla-source-dir={tmp_path}")) == 2
+    monkeypatch.setattr(sources.urllib.request, "urlopen", offline)
+    assert sources.check_sources(args(f"--xla-source-dir={tmp_path}")) == 2
     assert urls == [JAX_PIN["urls"][0]]
     err = capsys.readouterr().err
     assert "jax (" in err and "xla (" not in err
@@ -481,8 +485,8 @@ def test_reachable_pins_pass(monkeypatch):
         def close(self):
             Response.closed = True
 
-    monkeypatch.setattr(ci_build.urllib.request, "urlopen", lambda request, timeout=None: Response())
-    assert ci_build.check_sources(args()) == 0
+    monkeypatch.setattr(sources.urllib.request, "urlopen", lambda request, timeout=None: Response())
+    assert sources.check_sources(args()) == 0
     assert Response.closed
 
 
@@ -490,24 +494,24 @@ def test_examples_and_a_local_jax_never_touch_the_network(monkeypatch, tmp_path)
     def no_network(*a, **k):
         pytest.fail("urlopen called with --sources=examples and --jax-source-dir")
 
-    monkeypatch.setattr(ci_build.urllib.request, "urlopen", no_network)
-    assert ci_build.check_sources(args("--sources=examples", f"--jax-source-dir={jax_tree(tmp_path)}")) == 0
+    monkeypatch.setattr(sources.urllib.request, "urlopen", no_network)
+    assert sources.check_sources(args("--sources=examples", f"--jax-source-dir={jax_tree(tmp_path)}")) == 0
 
 
 def test_examples_alone_never_touches_the_network(monkeypatch):
     """--sources=examples: XLA and JAX both come from examples/, so no pin is checked."""
-    monkeypatch.setattr(ci_build.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
-    assert ci_build.check_sources(args("--sources=examples")) == 0
+    monkeypatch.setattr(sources.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
+    assert sources.check_sources(args("--sources=examples")) == 0
 
 
 def test_a_source_dir_that_is_missing_fails(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(ci_build.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
-    assert ci_build.check_sources(args(f"--jax-source-dir={tmp_path / 'nope'}")) == 2
+    monkeypatch.setattr(sources.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
+    assert sources.check_sources(args(f"--jax-source-dir={tmp_path / 'nope'}")) == 2
     assert f"--jax-source-dir={tmp_path / 'nope'} does not exist (relative paths are taken from" in capsys.readouterr().err
     (tmp_path / "notes.txt").write_text("")
-    assert ci_build.check_sources(args(f"--jax-source-dir={tmp_path / 'notes.txt'}")) == 2
+    assert sources.check_sources(args(f"--jax-source-dir={tmp_path / 'notes.txt'}")) == 2
     assert f"--jax-source-dir={tmp_path / 'notes.txt'} is neither a JAX checkout (a directory) nor an archive" in capsys.readouterr().err
-    assert ci_build.check_sources(args(f"--xla-source-dir={tmp_path / 'notes.txt'}")) == 2
+    assert sources.check_sources(args(f"--xla-source-dir={tmp_path / 'notes.txt'}")) == 2
     assert f"the xla source tree {tmp_path / 'notes.txt'} is not a directory" in capsys.readouterr().err
 
 
@@ -522,44 +526,45 @@ def bazel_bin(tmp_path, monkeypatch) -> Path:
         path = checkout / "bazel-bin" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(rel.encode() * 100)
-    monkeypatch.setattr(ci_build, "CHECKOUT", checkout)
+    monkeypatch.setattr(wheels, "CHECKOUT", checkout)
     return checkout / "bazel-bin"
 
 
 def test_built_wheels_are_those_of_the_requested_pythons(bazel_bin):
-    py311 = ci_build.Interpreter("3.11", "/usr/bin/python3.11", None)
-    py314 = ci_build.Interpreter("3.14", "/usr/bin/python3.14", None)
-    assert ci_build.built_wheels([py311]) == [bazel_bin / "jax_rocm_pjrt_wheel/a.whl",
+    py311 = pythons.Interpreter("3.11", "/usr/bin/python3.11", None)
+    py314 = pythons.Interpreter("3.14", "/usr/bin/python3.14", None)
+    assert wheels.built_wheels([py311]) == [bazel_bin / "jax_rocm_pjrt_wheel/a.whl",
                                               bazel_bin / "jax_rocm_plugin_wheel_cp311/b.whl"]
-    assert ci_build.built_wheels([py311, py314])[-1] == bazel_bin / "jax_rocm_plugin_wheel_cp314/c.whl"
-    assert ci_build.built_wheels([]) == [bazel_bin / "jax_rocm_pjrt_wheel/a.whl"]
+    assert wheels.built_wheels([py311, py314])[-1] == bazel_bin / "jax_rocm_plugin_wheel_cp314/c.whl"
+    assert wheels.built_wheels([]) == [bazel_bin / "jax_rocm_pjrt_wheel/a.whl"]
 
 
 def test_collect_wheels_copies_and_replaces(bazel_bin, tmp_path):
-    wheels = ci_build.built_wheels([ci_build.Interpreter("3.11", "/usr/bin/python3.11", None)])
+    built = wheels.built_wheels([pythons.Interpreter("3.11", "/usr/bin/python3.11", None)])
     out = tmp_path / "out" / "dist"
     out.mkdir(parents=True)
     (out / "a.whl").write_bytes(b"stale")
-    copied = ci_build.collect_wheels(wheels, out)
-    assert copied == [out / "a.whl", out / "b.whl"]
+    copied = wheels.collect_wheels(built, out)
+    assert [c.path for c in copied] == [out / "a.whl", out / "b.whl"]
     assert sorted(p.name for p in out.iterdir()) == ["a.whl", "b.whl"]
-    for source, target in zip(wheels, copied):
-        assert target.read_bytes() == source.read_bytes()
-    assert ci_build.collect_wheels(wheels, tmp_path / "new" / "dir")[0].is_file()
+    for source, target in zip(built, copied):
+        assert target.path.read_bytes() == source.read_bytes()
+        assert (target.size, target.sha256) == (source.stat().st_size, hashlib.sha256(source.read_bytes()).hexdigest())
+    assert wheels.collect_wheels(built, tmp_path / "new" / "dir")[0].path.is_file()
 
 
 def test_summary_table_has_name_size_and_sha256(tmp_path):
-    wheels = []
+    built = []
     for name, size in (("jax_rocm7_pjrt-0.11.0-py3-none-manylinux_2_38_x86_64.whl", 2_500_000),
                        ("jax_rocm7_plugin-0.11.0-cp311-cp311-manylinux_2_38_x86_64.whl", 10)):
         path = tmp_path / name
         path.write_bytes(name.encode()[:1] * size)
-        wheels.append(path)
-    table = ci_build.summary_table(wheels).splitlines()
+        built.append(path)
+    table = wheels.summary_table(wheels.collect_wheels(built, tmp_path / "dist")).splitlines()
     assert table[0].split() == ["wheel", "size", "sha256"]
     assert set(table[1].replace(" ", "")) == {"-"}
-    assert len(table) == 2 + len(wheels)
-    for wheel, row in zip(wheels, table[2:]):
+    assert len(table) == 2 + len(built)
+    for wheel, row in zip(built, table[2:]):
         assert row.split()[0] == wheel.name
         assert row.split()[-1] == hashlib.sha256(wheel.read_bytes()).hexdigest()
     assert "2.5 MB" in table[2]
@@ -577,10 +582,10 @@ def recorded(monkeypatch):
         commands.append((list(cmd), dry_run))
         return 0
 
-    monkeypatch.setattr(ci_build, "run", run)
-    monkeypatch.setattr(ci_build, "find_interpreters",
-                        lambda: [ci_build.Interpreter("3.14", "/usr/bin/python3.14", None)])
-    monkeypatch.setattr(ci_build.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
+    monkeypatch.setattr(sandbox, "run", run)
+    monkeypatch.setattr(pythons, "find_interpreters",
+                        lambda: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
+    monkeypatch.setattr(sources.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
     monkeypatch.delenv("ROCM_PATH", raising=False)  # the tests set it where it matters
     return commands
@@ -597,7 +602,7 @@ DRY_RUN = ["--sources=examples", f"--jax-source-dir={CHECKOUT}", "--dry-run", "d
 
 
 def test_dist_wheels_dry_run_prints_the_bazel_build(recorded, capsys):
-    assert ci_build.main(DRY_RUN) == 0
+    assert cli.main(DRY_RUN) == 0
     assert all(dry_run for _, dry_run in recorded)
     cmd = bazel_build(recorded)
     assert cmd[-1] == "//:jax_rocm_wheels"
@@ -607,9 +612,9 @@ def test_dist_wheels_dry_run_prints_the_bazel_build(recorded, capsys):
                  "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.14"):
         assert flag in cmd
     assert "--config=rocm_rbe" not in cmd and "--bind" not in cmd
-    assert cmd[:len(ci_build.SANDBOX) + 2] == ci_build.SANDBOX + ["run", "--"]
+    assert cmd[:len(sandbox.SANDBOX) + 2] == sandbox.SANDBOX + ["run", "--"]
     # The sandbox is provisioned first, the build comes last.
-    assert recorded[0][0] == ci_build.SANDBOX + ["ensure", "--rocm=full"]
+    assert recorded[0][0] == sandbox.SANDBOX + ["ensure", "--rocm=full"]
     assert recorded[-1][0] == cmd
     assert "--//wheel:platform_tag" in capsys.readouterr().err
 
@@ -621,7 +626,7 @@ def test_dist_wheels_dry_run_prints_the_bazel_build(recorded, capsys):
     (["--rbe", "dynamic"], "rocm_rbe_dynamic"),
 ])
 def test_dist_wheels_rbe(recorded, words, config):
-    assert ci_build.main(DRY_RUN + words) == 0
+    assert cli.main(DRY_RUN + words) == 0
     cmd = bazel_build(recorded)
     assert f"--config={config}" in cmd and "--config=rocm" in cmd
     assert cmd.index(f"--config={config}") < cmd.index("//:jax_rocm_wheels")
@@ -637,34 +642,34 @@ def test_dist_wheels_rbe(recorded, words, config):
     (["dist_wheels"], "off"),
 ])
 def test_rbe_modes_parse_anywhere(argv, mode):
-    assert ci_build.parse_args(argv).rbe == mode
+    assert cli.parse_args(argv).rbe == mode
 
 
 def test_rbe_modes_name_existing_configs():
     bazelrc = (CHECKOUT / "rocm" / "rocm.bazelrc").read_text()
-    for config in filter(None, ci_build.RBE_CONFIGS.values()):
+    for config in filter(None, options.RBE_CONFIGS.values()):
         assert re.search(rf"^build:{config} ", bazelrc, re.MULTILINE), config
 
 
 def test_an_unknown_rbe_mode_names_the_valid_ones(capsys):
     with pytest.raises(SystemExit) as exit_:
-        ci_build.parse_args(["dist_wheels", "--rbe=cloud"])
+        cli.parse_args(["dist_wheels", "--rbe=cloud"])
     assert exit_.value.code == 2
     err = capsys.readouterr().err  # argparse's wording; quoting of the choices varies between Pythons
     assert "argument --rbe: invalid choice: 'cloud' (choose from " in err and "remote" in err and "dynamic" in err
 
 
 def test_dist_wheels_binds_host_pythons_and_therock(recorded, monkeypatch, tmp_path):
-    monkeypatch.setattr(ci_build, "find_interpreters", lambda: [
-        ci_build.Interpreter("3.11", "/opt/py/bin/python3.11", "/opt/py"),
-        ci_build.Interpreter("3.14", "/usr/bin/python3.14", None)])
+    monkeypatch.setattr(pythons, "find_interpreters", lambda: [
+        pythons.Interpreter("3.11", "/opt/py/bin/python3.11", "/opt/py"),
+        pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     rocm = tmp_path / "therock"
     rocm.mkdir()
-    assert ci_build.main(DRY_RUN + ["--python-versions=3.14,3.11", f"--therock-path={rocm}", "--compiler=clang"]) == 0
+    assert cli.main(DRY_RUN + ["--python-versions=3.14,3.11", f"--therock-path={rocm}", "--compiler=clang"]) == 0
     cmd = bazel_build(recorded)
     head = cmd[:cmd.index("--")]
-    assert head[len(ci_build.SANDBOX):] == ["run", "--bind", "/opt/py", "--bind", str(rocm.resolve())]
+    assert head[len(sandbox.SANDBOX):] == ["run", "--bind", "/opt/py", "--bind", str(rocm.resolve())]
     assert "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.14,/opt/py/bin/python3.11" in cmd
     assert f"--repo_env=ROCM_PATH={rocm.resolve()}" in cmd
     assert "--repo_env=CC=/usr/lib/llvm-22/bin/clang" in cmd
@@ -676,7 +681,7 @@ def test_dist_wheels_rocms_docs_command_with_a_local_tarball(recorded, tmp_path,
     tarball.write_bytes(b"t")
     argv = [w.replace(w.split("=", 1)[-1], str(tarball)) if w.startswith("--therock-path=") else w for w in ROCM_DOCS_COMMAND]
     argv = [w.replace("3.12", "3.14") for w in argv]
-    assert ci_build.main(argv[:-1] + ["--sources=examples", "--dry-run", "dist_wheels"]) == 0
+    assert cli.main(argv[:-1] + ["--sources=examples", "--dry-run", "dist_wheels"]) == 0
     cmd = bazel_build(recorded)
     assert f"--repo_env=THEROCK_URL=file://{tarball}" in cmd
     assert f"--repo_env=THEROCK_SHA256={hashlib.sha256(b't').hexdigest()}" in cmd
@@ -687,16 +692,150 @@ def test_dist_wheels_rocms_docs_command_with_a_local_tarball(recorded, tmp_path,
 
 def test_dist_wheels_targets_outside_the_family_fail_before_the_sandbox(recorded):
     with pytest.raises(SystemExit, match="of family gfx950-dcgpu, with device code for gfx950 only"):
-        ci_build.main(["--amdgpu-targets=gfx942", "--therock-path=" + TARBALL.format("gfx950-dcgpu"),
+        cli.main(["--amdgpu-targets=gfx942", "--therock-path=" + TARBALL.format("gfx950-dcgpu"),
                        "--therock-sha256=" + "ab" * 32, "--sources=examples", "--dry-run", "dist_wheels"])
     assert recorded == []
 
 
 def test_dist_wheels_missing_python_fails_before_bazel(recorded):
     with pytest.raises(SystemExit) as error:
-        ci_build.main(DRY_RUN + ["--python-versions=3.11"])
+        cli.main(DRY_RUN + ["--python-versions=3.11"])
     assert "3.14 (/usr/bin/python3.14)" in str(error.value.code)
     assert not [cmd for cmd, _ in recorded if "bazel" in cmd]
+
+
+# --- inputs that contradict each other fail before anything runs ----------------------
+
+
+@pytest.fixture
+def nothing_runs(recorded, monkeypatch):
+    """recorded, and neither the interpreters' probe nor the pins' network check may run."""
+    monkeypatch.setattr(pythons, "find_interpreters", lambda: pytest.fail("the sandbox was asked for its Pythons"))
+    return recorded
+
+
+def test_two_toolkits_fail_before_the_sources_are_checked(nothing_runs, monkeypatch, tmp_path):
+    """Not dry, pinned sources: the conflict is said before the pins' network check (urlopen fails the test)."""
+    monkeypatch.setattr(sandbox, "CACHE", tmp_path)
+    with pytest.raises(SystemExit, match="--rocm-path=/usr and --therock-path=.* name two toolkits; give one"):
+        cli.main(["--rocm-path=/usr", "dist_wheels", f"--therock-path={tmp_path}"])
+    assert nothing_runs == []
+
+
+@pytest.mark.parametrize("command", [["native"], ["preflight", "--xla-source-dir=examples/xla"], ["dist_wheels"]])
+def test_a_toolkit_that_is_not_there_fails_before_anything_runs(nothing_runs, monkeypatch, tmp_path, command):
+    monkeypatch.setattr(sandbox, "CACHE", tmp_path)
+    with pytest.raises(SystemExit, match="--rocm-path=/nonexistent-rocm: /nonexistent-rocm is not a directory on this machine"):
+        cli.main(["--rocm-path=/nonexistent-rocm", *command])
+    assert nothing_runs == []
+
+
+@pytest.mark.parametrize("therock", [None, "DIR"])
+def test_a_therock_sha256_with_no_tarball_to_check_fails(nothing_runs, therock, tmp_path, capsys):
+    argv = ["--sources=examples", "--dry-run", "dist_wheels", "--therock-sha256=" + "ab" * 32]
+    if therock:
+        argv.append(f"--therock-path={tmp_path}")
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"ci_build: --therock-sha256={'ab' * 32} checks a TheRock tarball, but ")
+    assert (f"--therock-path={tmp_path} is an extracted toolkit" if therock else "no --therock-path names one") in err
+    assert "drop --therock-sha256" in err and nothing_runs == []
+
+
+@pytest.mark.parametrize("words", [[], ["--dry-run"]])
+def test_a_rocm_version_the_tarballs_name_contradicts_fails_before_the_sandbox(nothing_runs, words, monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(sandbox, "CACHE", tmp_path)  # the lock of a run that is not dry
+    url = TARBALL.format("gfx94X-dcgpu")
+    assert cli.main(["--sources=examples", *words, "dist_wheels", f"--therock-path={url}", "--therock-sha256=" + "ab" * 32,
+                     "--rocm-version=7.2.4"]) == 2
+    assert capsys.readouterr().err == (
+        "ci_build: --rocm-version=7.2.4, but the TheRock tarball therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz, "
+        "by its name, is ROCm 7.10.0a20251120; point the build at that release with --rocm-path or --therock-path, or drop "
+        "--rocm-version\n")
+    assert nothing_runs == []
+
+
+def test_full_mode_with_two_pythons_fails_before_the_sandbox(nothing_runs, capsys):
+    assert cli.main(["--mode=full", "--sources=examples", "--dry-run", "dist_wheels", "--python-versions=3.11,3.14"]) == 2
+    assert capsys.readouterr().err == ("ci_build: --mode=full and --python-versions=3.11,3.14: full mode builds for one "
+                                       "Python per run (XLA's hermetic Python), not 3.11, 3.14; pass --python-versions=3.X\n")
+    assert nothing_runs == []
+
+
+def test_a_tarball_whose_name_says_no_release_is_checked_by_its_manifest_first(recorded, capsys, tmp_path):
+    tarball = tmp_path / "rocm-nightly.tar.gz"
+    tarball.write_bytes(b"t")
+    assert cli.main(DRY_RUN + [f"--therock-path={tarball}", "--rocm-version=7.10.0"]) == 0
+    assert "# first: the same build with --nobuild (the repository rule fetches the tarball), then --rocm-version=7.10.0 " \
+           "against its manifest (rocm_config.json)" in capsys.readouterr().err
+
+
+@pytest.fixture
+def fetched(recorded, monkeypatch, tmp_path):
+    """A run that is not dry, up to the compile: the repository rule "ran" and wrote rocm_config.json
+    (release 7.10.0a20251120) into a fake output base; Bazel wrote no wheel."""
+    monkeypatch.setattr(sandbox, "CACHE", tmp_path)
+    output_base = tmp_path / "output_base"
+    config = output_base / "external" / dist_wheels.ROCM_REPOSITORY["kernels"] / "rocm_config.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps({"rocm_version": "7.10.0a20251120", "therock": {"rocm_package_version": "7.10.0a20251120"}}))
+    infos = []
+    monkeypatch.setattr(sandbox, "spawn",
+                        lambda cmd, **kw: infos.append(cmd) or subprocess.CompletedProcess(cmd, 0, f"{output_base}\n", ""))
+    monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None: [])
+    tarball = tmp_path / "rocm-nightly.tar.gz"  # its name says no release
+    tarball.write_bytes(b"t")
+    argv = [a for a in DRY_RUN if a != "--dry-run"] + [f"--therock-path={tarball}", f"--output-dir={tmp_path / 'dist'}"]
+    return argv, infos
+
+
+def test_a_rocm_version_the_manifest_contradicts_fails_before_the_compile(fetched, recorded, capsys):
+    argv, infos = fetched
+    assert cli.main(argv + ["--rocm-version=7.2.4"]) == 2
+    builds = [cmd for cmd, _ in recorded if "//:jax_rocm_wheels" in cmd]
+    assert len(builds) == 1 and "--nobuild" in builds[0]  # the compile never started
+    assert infos and infos[0][-1] == "output_base" and "info" in infos[0] and "--config=rocm" in infos[0]
+    err = capsys.readouterr().err
+    assert ("ci_build dist_wheels: --rocm-version=7.2.4, but the TheRock tarball rocm-nightly.tar.gz, by its manifest, is "
+            "ROCm 7.10.0a20251120, 7.10.0a20251120; point the build at that release") in err
+    assert "building the wheels with Bazel" not in err
+
+
+def test_a_rocm_version_the_manifest_agrees_with_goes_on_to_the_compile(fetched, recorded, capsys):
+    argv, infos = fetched
+    assert cli.main(argv + ["--rocm-version=7.10.0"]) == 1  # no wheel: fetched's Bazel wrote none
+    builds = [cmd for cmd, _ in recorded if "//:jax_rocm_wheels" in cmd]
+    assert len(builds) == 2 and "--nobuild" in builds[0] and "--nobuild" not in builds[1]
+    assert [w for w in builds[0] if w != "--nobuild"] == builds[1]  # the same flags: the build reuses the analysis
+    err = capsys.readouterr().err
+    assert "fetching the TheRock tarball rocm-nightly.tar.gz to check --rocm-version=7.10.0 against its manifest" in err
+    assert "Bazel succeeded but wrote no wheel" in err
+
+
+def test_each_built_wheel_is_read_once(recorded, monkeypatch, tmp_path, capsys):
+    """build_info.json of the built wheels (stand-ins, the toolkit line), then the tagged wheels
+    once each, by their copy into --output-dir (whose sha256 the summary prints)."""
+    bazel_bin = tmp_path / "bazel-bin"
+    bazel_bin.mkdir()
+    built = []
+    for name in ("jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl", "jax_rocm7_plugin-0.10.2-cp314-cp314-linux_x86_64.whl"):
+        with zipfile.ZipFile(bazel_bin / name, "w") as z:
+            z.writestr("x/build_info.json", json.dumps({"rocm_version": "7.2.4", "artifacts": {"a.so": {"origin": "examples"}}}))
+        built.append(bazel_bin / name)
+    opened = []
+    real_zipfile, real_copyfile = zipfile.ZipFile, shutil.copyfile
+    monkeypatch.setattr(zipfile, "ZipFile", lambda path, *a, **k: opened.append(Path(path)) or real_zipfile(path, *a, **k))
+    monkeypatch.setattr(shutil, "copyfile", lambda src, dst: opened.append(Path(src)) or real_copyfile(src, dst))
+    monkeypatch.setattr(sandbox, "CACHE", tmp_path)
+    monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None: built)
+    monkeypatch.setattr(wheels, "audit_wheels", lambda ws, policy: {w.name: {"ok": True, "platform_tag": "x"} for w in ws})
+    argv = [a for a in DRY_RUN if a != "--dry-run"] + ["--allow-stand-ins", f"--output-dir={tmp_path / 'dist'}"]
+    assert cli.main(argv) == 0
+    # Once by read_wheel after the build, once by the copy after the tagging build (the same
+    # paths here: Bazel's tagged wheels replace the untagged ones in bazel-bin).
+    assert sorted(opened) == sorted(built * 2)
+    out = capsys.readouterr()
+    assert "built against ROCm 7.2.4" in out.err and hashlib.sha256(built[0].read_bytes()).hexdigest() in out.out
 
 
 # --- docs and CLI in sync -------------------------------------------------------------
@@ -722,7 +861,7 @@ def test_readme_flags_table_is_parsed():
 
 
 def test_every_flag_of_the_readme_is_in_the_help(capsys):
-    parser = ci_build.parser()
+    parser = cli.parser()
     with pytest.raises(SystemExit) as exit_:
         parser.parse_args(["dist_wheels", "--help"])
     assert exit_.value.code == 0
@@ -738,14 +877,14 @@ def test_source_trees_outside_the_checkout_are_mounted_into_the_sandbox(tmp_path
     outside = Path("/var/tmp") / f"ci-build-test-{os.getpid()}"
     (outside / "xla").mkdir(parents=True, exist_ok=True)
     try:
-        command = ci_build.sandbox_run(args(f"--xla-source-dir={outside / 'xla'}", f"--jax-source-dir={tmp_path}"),
+        command = sandbox.sandbox_run(args(f"--xla-source-dir={outside / 'xla'}", f"--jax-source-dir={tmp_path}"),
                                        ["/opt/python"])
     finally:
         shutil.rmtree(outside)
     binds = [command[i + 1] for i, a in enumerate(command) if a == "--bind"]
     assert binds == [str(outside / "xla"), "/opt/python"]  # tmp_path is under /tmp: mounted already
     assert command[-1] == "--"
-    assert ci_build.sandbox_run(args("--sources=examples")) == ci_build.SANDBOX + ["run", "--"]
+    assert sandbox.sandbox_run(args("--sources=examples")) == sandbox.SANDBOX + ["run", "--"]
 
 
 def test_stand_in_artifacts_are_read_from_build_info(tmp_path):
@@ -754,17 +893,18 @@ def test_stand_in_artifacts_are_read_from_build_info(tmp_path):
                           "rocm_plugin_extension.so": {"origin": "examples"}}}
     with zipfile.ZipFile(wheel, "w") as z:
         z.writestr("jax_rocm7_plugin/build_info.json", json.dumps(info))
-    assert ci_build.stand_in_artifacts(wheel) == ["_triton.so", "rocm_plugin_extension.so"]
+    assert wheels.read_wheel(wheel).stand_ins == ["_triton.so", "rocm_plugin_extension.so"]
+    assert wheels.read_wheel(wheel).build_info == info
     with zipfile.ZipFile(tmp_path / "bare.whl", "w") as z:
         z.writestr("jax_rocm7_plugin/__init__.py", "")
-    assert ci_build.stand_in_artifacts(tmp_path / "bare.whl") == []
+    assert wheels.read_wheel(tmp_path / "bare.whl").stand_ins == []
 
 
 # ---- the user's ROCm: ROCM_PATH from the environment, --rocm-path, --therock-path ----------
 
 
 @pytest.fixture
-def toolkit(tmp_path) -> Path:
+def toolkit_dir(tmp_path) -> Path:
     """A toolkit folder outside the checkout, /tmp and ../shared, and a link to it, as
     /opt/rocm -> /opt/rocm-7.2.4 (the sandbox mounts neither by itself)."""
     real = Path("/var/tmp") / f"ci-build-rocm-{os.getpid()}" / "rocm-7.2.4"
@@ -776,74 +916,74 @@ def toolkit(tmp_path) -> Path:
     shutil.rmtree(real.parent)
 
 
-def test_ambient_rocm_path_that_exists_is_used_and_mounted_at_the_same_path(toolkit):
-    source = ci_build.rocm_source(None, None, None, str(toolkit))
-    assert source.flags == (f"--repo_env=ROCM_PATH={toolkit}",)
-    assert source.binds == (str(toolkit), str(toolkit.resolve()))  # the link's path inside, and where it leads
-    assert source.note.startswith(f"ci_build: using ROCm from ROCM_PATH={toolkit} (the environment; mounted")
+def test_ambient_rocm_path_that_exists_is_used_and_mounted_at_the_same_path(toolkit_dir):
+    source = toolkit.rocm_source(None, None, None, str(toolkit_dir))
+    assert source.flags == (f"--repo_env=ROCM_PATH={toolkit_dir}",)
+    assert source.binds == (str(toolkit_dir), str(toolkit_dir.resolve()))  # the link's path inside, and where it leads
+    assert source.note.startswith(f"ci_build: using ROCm from ROCM_PATH={toolkit_dir} (the environment; mounted")
     assert "\n" not in source.note
 
 
 def test_ambient_rocm_path_that_does_not_exist_fails_naming_the_variable_and_how_to_unset_it(tmp_path):
     with pytest.raises(SystemExit) as e:
-        ci_build.rocm_source(None, None, None, str(tmp_path / "opt/rocm"))
+        toolkit.rocm_source(None, None, None, str(tmp_path / "opt/rocm"))
     message = str(e.value)
     assert message.startswith(f"ci_build: ROCM_PATH={tmp_path / 'opt/rocm'} (from the environment) does not exist")
     assert "unset ROCM_PATH" in message and "env -u ROCM_PATH" in message and "\n" not in message
 
 
-def test_explicit_rocm_path_wins_over_the_environment_with_a_note(toolkit, tmp_path):
-    source = ci_build.rocm_source(str(toolkit.resolve()), None, None, str(tmp_path / "does-not-exist"))
-    assert source.flags == (f"--repo_env=ROCM_PATH={toolkit.resolve()}",)
-    assert source.note == (f"ci_build: using ROCm from --rocm-path={toolkit.resolve()} "
+def test_explicit_rocm_path_wins_over_the_environment_with_a_note(toolkit_dir, tmp_path):
+    source = toolkit.rocm_source(str(toolkit_dir.resolve()), None, None, str(tmp_path / "does-not-exist"))
+    assert source.flags == (f"--repo_env=ROCM_PATH={toolkit_dir.resolve()}",)
+    assert source.note == (f"ci_build: using ROCm from --rocm-path={toolkit_dir.resolve()} "
                            f"(over ROCM_PATH={tmp_path / 'does-not-exist'} from the environment)")
 
 
 def test_therock_path_wins_over_the_environment_and_clears_it_for_bazel(tmp_path):
     url = "https://rocm.nightlies.amd.com/tarball/therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz"
-    source = ci_build.rocm_source(None, url, "ab" * 32, "/opt/rocm")
+    source = toolkit.rocm_source(None, url, "ab" * 32, "/opt/rocm")
     assert source.flags == (f"--repo_env=THEROCK_URL={url}", f"--repo_env=THEROCK_SHA256={'ab' * 32}", "--repo_env=ROCM_PATH=")
     assert source.note == f"ci_build: using ROCm from --therock-path={url} (over ROCM_PATH=/opt/rocm from the environment)"
-    assert ci_build.rocm_source(None, url, "ab" * 32, None) == ci_build.RocmSource(source.flags[:2], (), None)
+    assert toolkit.rocm_source(None, url, "ab" * 32, None) == toolkit.RocmSource(source.flags[:2], (), None)
 
 
-def test_rocm_path_anywhere_is_mounted_but_never_the_sandboxs_own_folders(toolkit):
-    assert ci_build.rocm_source(str(toolkit), None, None, None).binds == (str(toolkit), str(toolkit.resolve()))
+def test_rocm_path_anywhere_is_mounted_but_never_the_sandboxs_own_folders(toolkit_dir):
+    assert toolkit.rocm_source(str(toolkit_dir), None, None, None).binds == (str(toolkit_dir), str(toolkit_dir.resolve()))
     for own in ("/usr", "/usr/lib/x86_64-linux-gnu"):
-        assert ci_build.rocm_source(own, None, None, None) == ci_build.RocmSource((f"--repo_env=ROCM_PATH={own}",), (), None)
+        assert toolkit.rocm_source(own, None, None, None) == toolkit.RocmSource((f"--repo_env=ROCM_PATH={own}",), (), None)
     with pytest.raises(SystemExit, match="is not a directory on this machine"):
-        ci_build.rocm_source(str(toolkit) + "-missing", None, None, None)
+        toolkit.rocm_source(str(toolkit_dir) + "-missing", None, None, None)
     with pytest.raises(SystemExit, match="name two toolkits"):
-        ci_build.rocm_source(str(toolkit), str(toolkit), None, None)
+        toolkit.rocm_source(str(toolkit_dir), str(toolkit_dir), None, None)
 
 
-def test_dist_wheels_with_ambient_rocm_path_mounts_it_and_says_so(recorded, monkeypatch, toolkit, capsys):
-    monkeypatch.setenv("ROCM_PATH", str(toolkit))
-    assert ci_build.main(DRY_RUN) == 0
+def test_dist_wheels_with_ambient_rocm_path_mounts_it_and_says_so(recorded, monkeypatch, toolkit_dir, capsys):
+    monkeypatch.setenv("ROCM_PATH", str(toolkit_dir))
+    assert cli.main(DRY_RUN) == 0
     cmd = bazel_build(recorded)
     head = cmd[:cmd.index("--")]
-    assert ["--bind", str(toolkit), "--bind", str(toolkit.resolve())] == head[-4:]
-    assert f"--repo_env=ROCM_PATH={toolkit}" in cmd
-    assert capsys.readouterr().err.count(f"using ROCm from ROCM_PATH={toolkit}") == 1
+    assert ["--bind", str(toolkit_dir), "--bind", str(toolkit_dir.resolve())] == head[-4:]
+    assert f"--repo_env=ROCM_PATH={toolkit_dir}" in cmd
+    assert capsys.readouterr().err.count(f"using ROCm from ROCM_PATH={toolkit_dir}") == 1
 
 
 def test_dist_wheels_with_a_missing_ambient_rocm_path_fails_before_anything_runs(recorded, monkeypatch, tmp_path):
     monkeypatch.setenv("ROCM_PATH", str(tmp_path / "opt/rocm"))
     with pytest.raises(SystemExit, match=r"ROCM_PATH=.* \(from the environment\) does not exist"):
-        ci_build.main(DRY_RUN)
+        cli.main(DRY_RUN)
     assert recorded == []
 
 
 def test_full_mode_names_this_projects_settings_from_its_root_module():
     flags = ["--config=rocm", "--//rocm:amdgpu_targets=gfx942", "--no//wheel:rocm_version_extra", "--repo_env=X=//y"]
-    assert ci_build.in_this_module(flags) == ["--config=rocm", "--@jax_rocm_build//rocm:amdgpu_targets=gfx942",
+    assert full.in_this_module(flags) == ["--config=rocm", "--@jax_rocm_build//rocm:amdgpu_targets=gfx942",
                                               "--no@jax_rocm_build//wheel:rocm_version_extra", "--repo_env=X=//y"]
 
 
 def test_full_mode_builds_for_one_python_and_says_so_otherwise():
-    py312 = ci_build.Interpreter("3.12", "/usr/bin/python3.12", None)
-    py314 = ci_build.Interpreter("3.14", "/usr/bin/python3.14", None)
-    assert ci_build.full_python([py312]) == ["--repo_env=HERMETIC_PYTHON_VERSION=3.12",
+    py312 = pythons.Interpreter("3.12", "/usr/bin/python3.12", None)
+    py314 = pythons.Interpreter("3.14", "/usr/bin/python3.14", None)
+    assert full.full_python([py312]) == ["--repo_env=HERMETIC_PYTHON_VERSION=3.12",
                                              "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.12"]
     with pytest.raises(SystemExit, match="one Python per run.*3.12, 3.14.*--python-versions=3.X"):
-        ci_build.full_python([py312, py314])
+        full.full_python([py312, py314])

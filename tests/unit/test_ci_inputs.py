@@ -1,4 +1,4 @@
-"""build/ci_inputs.py: every flag value and input path ci_build can check before a build, and its one-line error."""
+"""build/ci_build_cli/inputs.py: every flag value and input path ci_build can check before a build, and its one-line error."""
 
 from __future__ import annotations
 
@@ -10,12 +10,10 @@ import tarfile
 
 import pytest
 
-import ci_inputs as ci
-from tests.conftest import CHECKOUT, load_module
+from ci_build_cli import cli, inputs as ci, sandbox, toolkit, wheels
 
 pytestmark = pytest.mark.unit
 
-CI_BUILD = load_module("ci_build_for_inputs", CHECKOUT / "build" / "ci_build")
 
 
 @pytest.mark.parametrize("value", ["7.2.4", "7.2", "10.0.0", "7.10.0a20251120", "7.13.0rc1"])
@@ -98,7 +96,7 @@ def test_version_agreement():
 
 
 def test_ci_build_says_one_line_and_exits_2_for_a_bad_value(capsys):
-    assert CI_BUILD.main(["dist_wheels", "--rocm-version=banana"]) == 2
+    assert cli.main(["dist_wheels", "--rocm-version=banana"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and err.startswith("ci_build: --rocm-version=banana is not a ROCm release")
 
@@ -106,20 +104,20 @@ def test_ci_build_says_one_line_and_exits_2_for_a_bad_value(capsys):
 def test_output_dir_is_checked_before_the_sandbox_starts(tmp_path, capsys, monkeypatch):
     (tmp_path / "dist").write_text("")
     ran = []
-    monkeypatch.setattr(CI_BUILD, "run", lambda cmd, dry_run: ran.append(cmd) or 0)
-    assert CI_BUILD.main(["--sources=examples", "dist_wheels", f"--output-dir={tmp_path / 'dist'}"]) == 2
+    monkeypatch.setattr(sandbox, "run", lambda cmd, dry_run: ran.append(cmd) or 0)
+    assert cli.main(["--sources=examples", "dist_wheels", f"--output-dir={tmp_path / 'dist'}"]) == 2
     assert ran == [] and "is a file, not a folder" in capsys.readouterr().err
 
 
 def test_wheels_reach_the_output_dir_whole_and_nothing_else_is_left(tmp_path):
-    built = tmp_path / "bazel-bin"
-    built.mkdir()
-    wheels = []
+    bazel_bin = tmp_path / "bazel-bin"
+    bazel_bin.mkdir()
+    built = []
     for name in ("a-1-py3-none-any.whl", "b-1-py3-none-any.whl"):
-        (built / name).write_bytes(name.encode() * 1000)
-        wheels.append(built / name)
+        (bazel_bin / name).write_bytes(name.encode() * 1000)
+        built.append(bazel_bin / name)
     out = tmp_path / "dist"
-    assert CI_BUILD.collect_wheels(wheels, out) == [out / w.name for w in wheels]
+    assert [c.path for c in wheels.collect_wheels(built, out)] == [out / w.name for w in built]
     assert sorted(p.name for p in out.iterdir()) == ["a-1-py3-none-any.whl", "b-1-py3-none-any.whl"]
 
 
@@ -128,9 +126,9 @@ def test_interrupt_is_one_line_and_130(capsys, monkeypatch, tmp_path):
         raise KeyboardInterrupt
     monkeypatch.setattr(sys, "argv", ["ci_build"])
     fake = type("A", (), {"fn": staticmethod(interrupted), "dry_run": False, "command": "dist_wheels"})
-    monkeypatch.setattr(CI_BUILD, "CACHE", tmp_path)  # its lock file goes there
-    monkeypatch.setattr(CI_BUILD, "parse_args", lambda argv=None: fake())
-    assert CI_BUILD.main([]) == 130
+    monkeypatch.setattr(sandbox, "CACHE", tmp_path)  # its lock file goes there
+    monkeypatch.setattr(cli, "parse_args", lambda argv=None: fake())
+    assert cli.main([]) == 130
     assert capsys.readouterr().err == "ci_build: interrupted; no partial wheel was written (run it again to go on)\n"
 
 
@@ -138,9 +136,9 @@ def test_a_truncated_jax_archive_stops_ci_build_before_the_sandbox(tmp_path, cap
     cut = tmp_path / "jax.tar.gz"
     cut.write_bytes(gzip.compress(b"x" * 100_000)[:500])
     ran = []
-    monkeypatch.setattr(CI_BUILD, "run", lambda cmd, dry_run: ran.append(cmd) or 0)
-    monkeypatch.setattr(CI_BUILD, "CACHE", tmp_path)
-    assert CI_BUILD.main(["--sources=examples", f"--jax-source-dir={cut}", "dist_wheels", f"--output-dir={tmp_path / 'dist'}"]) == 2
+    monkeypatch.setattr(sandbox, "run", lambda cmd, dry_run: ran.append(cmd) or 0)
+    monkeypatch.setattr(sandbox, "CACHE", tmp_path)
+    assert cli.main(["--sources=examples", f"--jax-source-dir={cut}", "dist_wheels", f"--output-dir={tmp_path / 'dist'}"]) == 2
     err = capsys.readouterr().err
     assert ran == [] and err.startswith(f"ci_build: --jax-source-dir={cut} is not a complete archive") and err.count("\n") == 1
 
@@ -149,7 +147,7 @@ def test_a_therock_tarballs_release_is_read_from_its_name_before_any_build(tmp_p
     tarball = tmp_path / "therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz"
     tarball.write_bytes(b"not opened: the name says the release")
     monkeypatch.delenv("ROCM_PATH", raising=False)
-    args = CI_BUILD.parse_args(["dist_wheels", f"--therock-path={tarball}", "--rocm-version=7.10.0"])
-    toolkit, versions = CI_BUILD.toolkit_versions(args)
-    assert versions == ["7.10.0a20251120"] and tarball.name in toolkit
-    assert ci.version_agrees(args.rocm_version, versions) and not ci.version_agrees("7.9.9", versions)
+    args = cli.parse_args(["dist_wheels", f"--therock-path={tarball}", "--rocm-version=7.10.0"])
+    toolkit_, version = toolkit.tarball_release(args)
+    assert version == "7.10.0a20251120" and tarball.name in toolkit_
+    assert ci.version_agrees(args.rocm_version, [version]) and not ci.version_agrees("7.9.9", [version])

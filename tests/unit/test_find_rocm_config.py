@@ -468,3 +468,37 @@ def test_cli_reads_the_family_from_the_archive_name_unless_declared(tmp_path):
     runs = [subprocess.run([sys.executable, finder_py, "--rocm-path", str(root), "--default-targets", ",".join(WHEEL_LIST),
                             *extra], capture_output=True, text=True) for extra in ([], ["--therock-archive", "file:///srv/t.tgz"])]
     assert (runs[0].returncode, runs[0].stdout, runs[0].stderr) == (runs[1].returncode, runs[1].stdout, runs[1].stderr)
+
+
+# ---- JAX's wheel list and what a TheRock tarball's name says, before the download ----------
+
+
+def test_default_amdgpu_targets_is_the_wheel_list_and_searches_nothing():
+    """rocm_configure.bzl asks the finder for JAX's list (its one home) and passes it back as --default-targets."""
+    result = subprocess.run([sys.executable, str(CHECKOUT / "third_party/gpus/find_rocm_config.py"), "--default-amdgpu-targets"],
+                            capture_output=True, text=True, env={**os.environ, "ROCM_PATH": "/nonexistent"}, check=True)
+    assert json.loads(result.stdout) == list(finder.DEFAULT_AMDGPU_TARGETS) == WHEEL_LIST
+    bzl = (CHECKOUT / "third_party/gpus/rocm_configure.bzl").read_text()
+    assert "--default-amdgpu-targets" in bzl and "gfx1201" not in bzl  # no second copy of the list
+
+
+TARBALL_URL = "https://rocm.nightlies.amd.com/tarball/therock-dist-linux-{}-7.10.0a20251120.tar.gz"
+
+
+@pytest.mark.parametrize("family, targets", [("gfx94X-dcgpu", ["gfx942"]), ("gfx110X-dgpu", ["gfx1100", "gfx1101"]),
+                                             ("gfx115X-igpu", ["gfx1150", "gfx1151", "gfx1152", "gfx1153"])])
+def test_a_tarballs_name_gives_its_family_and_the_wheel_list_narrowed_to_it(family, targets):
+    facts = finder.tarball_targets(TARBALL_URL.format(family))
+    assert (facts.family, facts.covered, facts.targets, facts.uncovered) == (family, finder.THEROCK_FAMILIES[family], targets, [])
+    assert facts.origin == finder.default_targets(WHEEL_LIST, facts.covered, f"its family {family}")[1]
+
+
+def test_a_tarballs_family_checks_the_requested_targets():
+    facts = finder.tarball_targets(TARBALL_URL.format("gfx950-dcgpu"), ["gfx942", "gfx950", "gfx9-4-generic"])
+    assert (facts.targets, facts.origin, facts.uncovered) == (["gfx942", "gfx950", "gfx9-4-generic"], "requested", ["gfx942"])
+    assert finder.tarball_targets("/downloads/therock-dist-linux-gfx950-dcgpu-7.10.0a20251120.tar.gz", ["gfx950"]).uncovered == []
+
+
+@pytest.mark.parametrize("name", ["https://example.com/rocm.tar.gz", "/opt/therock", "therock-dist-linux-gfx999Z-weird-7.10.0.tar.gz"])
+def test_a_name_without_a_known_family_says_nothing(name):
+    assert finder.tarball_targets(name) is None

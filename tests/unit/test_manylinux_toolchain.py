@@ -8,8 +8,9 @@ import zipfile
 
 import pytest
 
+from ci_build_cli import cli, wheels
 from tests.conftest import CHECKOUT, load_module
-from tests.unit.test_ci_build import DRY_RUN, bazel_build, ci_build, recorded  # noqa: F401 (recorded: a fixture)
+from tests.unit.test_ci_build import DRY_RUN, bazel_build, recorded  # noqa: F401 (recorded: a fixture)
 
 pytestmark = pytest.mark.unit
 
@@ -17,7 +18,7 @@ prefetch = load_module("prefetch", CHECKOUT / "tools" / "prefetch.py")
 
 
 def test_dist_wheels_builds_with_the_manylinux_2_28_toolchain_by_default(recorded, capsys):  # noqa: F811
-    assert ci_build.main(DRY_RUN) == 0
+    assert cli.main(DRY_RUN) == 0
     cmd = bazel_build(recorded)
     assert cmd.index("--config=rocm") + 1 == cmd.index("--config=manylinux_2_28")
     err = capsys.readouterr().err
@@ -25,24 +26,24 @@ def test_dist_wheels_builds_with_the_manylinux_2_28_toolchain_by_default(recorde
 
 
 def test_host_toolchain_sandbox_keeps_the_sandbox_compiler_and_the_best_certified_tag(recorded, capsys):  # noqa: F811
-    assert ci_build.main(DRY_RUN + ["--host-toolchain=sandbox"]) == 0
+    assert cli.main(DRY_RUN + ["--host-toolchain=sandbox"]) == 0
     cmd = bazel_build(recorded)
     assert "--config=manylinux_2_28" not in cmd and "--config=rocm" in cmd
     assert "--//wheel:platform_tag=<the policy it certifies>" in capsys.readouterr().err
 
 
 def test_required_policy_follows_manylinux_then_the_toolchain():
-    parse = ci_build.parse_args
-    assert ci_build.required_policy(parse(["dist_wheels"])) == "manylinux_2_28"
-    assert ci_build.required_policy(parse(["dist_wheels", "--manylinux=2_31"])) == "2_31"
-    assert ci_build.required_policy(parse(["dist_wheels", "--host-toolchain=sandbox"])) is None
-    assert ci_build.required_policy(parse(["--manylinux=manylinux_2_38", "dist_wheels", "--host-toolchain=sandbox"])) == "manylinux_2_38"
-    assert [ci_build.policy_name(p) for p in ("2_28", "manylinux_2_28", "manylinux_2_28_x86_64")] == ["manylinux_2_28"] * 3
+    parse = cli.parse_args
+    assert wheels.required_policy(parse(["dist_wheels"])) == "manylinux_2_28"
+    assert wheels.required_policy(parse(["dist_wheels", "--manylinux=2_31"])) == "2_31"
+    assert wheels.required_policy(parse(["dist_wheels", "--host-toolchain=sandbox"])) is None
+    assert wheels.required_policy(parse(["--manylinux=manylinux_2_38", "dist_wheels", "--host-toolchain=sandbox"])) == "manylinux_2_38"
+    assert [wheels.policy_name(p) for p in ("2_28", "manylinux_2_28", "manylinux_2_28_x86_64")] == ["manylinux_2_28"] * 3
 
 
 def test_a_misspelt_policy_fails_before_anything_runs(recorded):  # noqa: F811
     with pytest.raises(SystemExit) as exc:
-        ci_build.main(DRY_RUN + ["--manylinux=manylinux2014"])
+        cli.main(DRY_RUN + ["--manylinux=manylinux2014"])
     assert "--manylinux=manylinux2014 is not a manylinux policy such as manylinux_2_28" in str(exc.value)
     assert recorded == []
 
@@ -56,32 +57,32 @@ def fake_wheel(path):
 def test_a_required_policy_that_is_met_is_the_tag_even_when_older_symbols_would_do(recorded, monkeypatch, tmp_path):  # noqa: F811
     """Zig's glibc 2.28 stubs often leave only GLIBC_2.17-era symbols: auditwheel's best tag is then
     manylinux_2_17, but the toolchain promises 2.28, and the wheels are tagged with what was required."""
-    wheels = [fake_wheel(tmp_path / "jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl"),
-              fake_wheel(tmp_path / "jax_rocm7_plugin-0.10.2-cp314-cp314-linux_x86_64.whl")]
+    built = [fake_wheel(tmp_path / "jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl"),
+             fake_wheel(tmp_path / "jax_rocm7_plugin-0.10.2-cp314-cp314-linux_x86_64.whl")]
     audits = []
-    monkeypatch.setattr(ci_build, "built_wheels", lambda interpreters, workspace=None: wheels)
-    monkeypatch.setattr(ci_build, "audit_wheels", lambda ws, policy: audits.append(policy) or {
+    monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None: built)
+    monkeypatch.setattr(wheels, "audit_wheels", lambda ws, policy: audits.append(policy) or {
         w.name: {"ok": True, "platform_tag": "manylinux_2_17_x86_64"} for w in ws})
     args = [a for a in DRY_RUN if a != "--dry-run"] + ["--allow-stand-ins", f"--output-dir={tmp_path / 'dist'}"]
-    assert ci_build.main(args) == 0
+    assert cli.main(args) == 0
     assert audits == ["manylinux_2_28"]
     builds = [cmd for cmd, _ in recorded if "//:jax_rocm_wheels" in cmd]
     assert builds[-1][-1] == "--//wheel:platform_tag=manylinux_2_28_x86_64"
 
 
 def test_a_wheel_that_fails_the_required_policy_stops_dist_wheels(recorded, monkeypatch, tmp_path, capsys):  # noqa: F811
-    wheels = [fake_wheel(tmp_path / "jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl")]
-    monkeypatch.setattr(ci_build, "built_wheels", lambda interpreters, workspace=None: wheels)
-    monkeypatch.setattr(ci_build, "audit_wheels", lambda ws, policy: {
+    built = [fake_wheel(tmp_path / "jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl")]
+    monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None: built)
+    monkeypatch.setattr(wheels, "audit_wheels", lambda ws, policy: {
         w.name: {"ok": False, "platform_tag": "manylinux_2_38_x86_64"} for w in ws})
-    assert ci_build.main([a for a in DRY_RUN if a != "--dry-run"] + ["--allow-stand-ins"]) == 1
+    assert cli.main([a for a in DRY_RUN if a != "--dry-run"] + ["--allow-stand-ins"]) == 1
     assert "1 wheel(s) failed the audit: jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl" in capsys.readouterr().err
     assert not any("--//wheel:platform_tag" in " ".join(cmd) for cmd, _ in recorded)
 
 
 def test_prefetch_fetches_zigs_wheel_with_pip_by_its_first_platform_tag():
-    wheels, _ = prefetch.pinned_wheels()
-    zig = next(w for w in wheels if w.filename.startswith("ziglang-"))
+    pinned, _ = prefetch.pinned_wheels()
+    zig = next(w for w in pinned if w.filename.startswith("ziglang-"))
     pin = json.loads((CHECKOUT / "third_party/zig/pin.json").read_text())
     assert zig.sha256 == pin["sha256"] and zig.requirement == f"ziglang=={pin['version']}"
     # pip takes one platform tag, and a py3 wheel fits pip's own Python (no --python-version).

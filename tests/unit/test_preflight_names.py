@@ -1,4 +1,4 @@
-"""build/preflight_names.py: the @local_config_rocm names a tree's Bazel files use, and Bazel's answer read back."""
+"""build/ci_build_cli/preflight_names.py: the @local_config_rocm names a tree's Bazel files use, and Bazel's answer read back."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-import preflight_names as pn
+from ci_build_cli import preflight_names as pn
 
 pytestmark = pytest.mark.unit
 

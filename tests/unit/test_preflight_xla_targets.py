@@ -1,4 +1,4 @@
-"""build/preflight_xla_targets.py: the XLA targets this project names, looked up in an XLA tree's text."""
+"""build/ci_build_cli/preflight_xla_targets.py: the XLA targets this project names, looked up in an XLA tree's text."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import preflight_names
-import preflight_xla_targets as targets
+from ci_build_cli import preflight_names, preflight_xla_targets as targets
 from tests.conftest import CHECKOUT
 
 pytestmark = pytest.mark.unit

@@ -24,18 +24,16 @@ from pathlib import Path
 
 import pytest
 
+from ci_build_cli import cli
 from tests.conftest import CHECKOUT, load_module
 
 pytestmark = pytest.mark.unit
 
 wb = load_module("wheel_builder", CHECKOUT / "wheel" / "private" / "wheel_builder.py")
 
-CI_BUILD = CHECKOUT / "build" / "ci_build"
-
-
 def ci_build_flags() -> set[str]:
     """Every option string build/ci_build's parser accepts."""
-    parser = load_module("ci_build_for_wheel_builder", CI_BUILD).parser()
+    parser = cli.parser()
     return {s for action in parser._actions for s in action.option_strings}
 DIST = "jax_rocm7_pjrt"
 PROJECT = "jax-rocm7-pjrt"

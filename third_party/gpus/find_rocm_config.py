@@ -117,6 +117,14 @@ def amdgpu_processors(output: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------
+# The amdgpu targets of JAX's published ROCm wheels: this list's one home.
+# rocm_configure.bzl asks for it (--default-amdgpu-targets) and passes it back as
+# --default-targets; build/ci_build imports it.
+# --------------------------------------------------------------------------
+
+DEFAULT_AMDGPU_TARGETS = ("gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201")
+
+# --------------------------------------------------------------------------
 # TheRock families: which gfx targets a `therock-dist-linux-<family>-...` build covers.
 # --------------------------------------------------------------------------
 
@@ -163,6 +171,30 @@ def family_targets(family: str) -> tuple[str, ...] | None:
 def uncovered_targets(requested: Sequence[str], covered: Sequence[str]) -> list[str]:
     """Requested targets a toolkit has no device code for (generic targets need none)."""
     return [t for t in requested if t not in covered and not t.endswith("-generic")]
+
+
+@dataclasses.dataclass(frozen=True)
+class TarballTargets:
+    """What a TheRock tarball's file name says of amdgpu targets, before it is downloaded
+    (the build then prefers the tarball's share/therock/dist_info.json, see device_code_targets)."""
+    family: str  # gfx94X-dcgpu
+    covered: tuple[str, ...]  # the targets the family has device code for
+    targets: list[str]  # the build's: those requested, else JAX's wheel list narrowed to the family
+    origin: str  # why those: "requested", or default_targets' reason
+    uncovered: list[str]  # requested targets the family has no device code for
+
+
+def tarball_targets(url: str, requested: Sequence[str] = ()) -> TarballTargets | None:
+    """The family a TheRock tarball's name says and what it means for the amdgpu targets of a
+    build that requests `requested` (none: the defaults); None when the name says no known family."""
+    family = therock_family_from_url(url.rstrip("/"))
+    covered = family_targets(family) if family else None
+    if covered is None:
+        return None
+    if requested:
+        return TarballTargets(family, covered, list(requested), "requested", uncovered_targets(requested, covered))
+    targets, origin = default_targets(DEFAULT_AMDGPU_TARGETS, covered, f"its family {family}")
+    return TarballTargets(family, covered, targets, origin, [])
 
 
 # --------------------------------------------------------------------------
@@ -639,7 +671,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="the targets the build asked for (TF_ROCM_AMDGPU_TARGETS), recorded as they are: the build "
                         "checks them at analysis against what this reports (clang's targets, the device code)")
     p.add_argument("--default-targets", default="", metavar="gfx942,gfx950",
-                   help="without --require-targets: the targets wanted by default (JAX's wheel list); a TheRock "
+                   help="without --require-targets: the targets wanted by default (JAX's wheel list, as "
+                        "--default-amdgpu-targets prints it); a TheRock "
                         "toolkit narrows them to its family's (see default_targets)")
     p.add_argument("--therock-family", default="", help="TheRock family of the tarball, e.g. gfx94X-dcgpu (declared: "
                    "rocm.therock(family = ...)); wins over --therock-archive's name")
@@ -649,9 +682,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--library-names", action="store_true",
                    help="print the names of the libraries this finder knows (JSON list) and exit, searching nothing: "
                         "@local_config_rocm declares one target each, with ROCm or without")
+    p.add_argument("--default-amdgpu-targets", action="store_true",
+                   help="print the amdgpu targets of JAX's wheels (JSON list) and exit, searching nothing: what "
+                        "rocm_configure.bzl passes back as --default-targets")
     args = p.parse_args(argv)
     if args.library_names:
         print(json.dumps([spec.name for spec in LIBRARIES]))
+        return 0
+    if args.default_amdgpu_targets:
+        print(json.dumps(list(DEFAULT_AMDGPU_TARGETS)))
         return 0
     try:
         config = find_rocm_config(args.rocm_path) if args.rocm_path else find_default(dict(os.environ))

@@ -19,7 +19,8 @@ one per library, have templates of their own):
                      used (wheel metadata reads it)
 
 Default amdgpu targets (what --//rocm:amdgpu_targets defaults to): TF_ROCM_AMDGPU_TARGETS
-if set, checked against the toolkit; else JAX's wheel list, which a TheRock toolkit
+if set, checked against the toolkit; else JAX's wheel list (the finder's
+DEFAULT_AMDGPU_TARGETS, asked with --default-amdgpu-targets), which a TheRock toolkit
 narrows to the targets it has device code for (its family's: the wheel list's targets
 in the family, or the family's own when there are none). An explicit
 --//rocm:amdgpu_targets is checked at analysis against the same limit
@@ -38,9 +39,6 @@ which flag to add.
 
 # Not through //rocm:defs.bzl, which loads @local_config_rocm: the repository this rule makes.
 load("//rocm/private:runpath.bzl", "ROCM_PATH_TYPES", "link_only_runpath", "runpath_linkopts", "system_runpath")  # buildifier: disable=bzl-visibility
-
-# The amdgpu targets JAX's published ROCm wheels are built for.
-DEFAULT_AMDGPU_TARGETS = ["gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201"]
 
 # Every environment variable these rules read; changing one re-runs them, nothing else does.
 ROCM_CONFIGURE_ENVIRON = ["TF_NEED_ROCM", "ROCM_PATH", "TF_ROCM_AMDGPU_TARGETS", "THEROCK_URL", "THEROCK_SHA256", "THEROCK_STRIP_PREFIX"] + [
@@ -144,6 +142,14 @@ def _library_names(rctx):
         fail("rocm_configure: third_party/gpus/find_rocm_config.py --library-names failed:\n" + result.stderr)
     return json.decode(result.stdout)
 
+def _default_amdgpu_targets(rctx):
+    """The amdgpu targets JAX's published ROCm wheels are built for: the finder's
+    DEFAULT_AMDGPU_TARGETS (the list's one home; build/ci_build reads it there too)."""
+    result = rctx.execute([_python(rctx), rctx.path(rctx.attr._finder), "--default-amdgpu-targets"], timeout = 60)
+    if result.return_code != 0:
+        fail("rocm_configure: third_party/gpus/find_rocm_config.py --default-amdgpu-targets failed:\n" + result.stderr)
+    return json.decode(result.stdout)
+
 def _root_aliases(rctx, libraries):
     """This project's names (//:hip, //:rocm_headers ...) for the targets in //rocm."""
     names = ["rocm_headers"] + [_target_name(n) for n in libraries]
@@ -208,7 +214,7 @@ def _write_unconfigured(rctx, reason, advice):
     rctx.template("build_defs.bzl", _TEMPLATES["build_defs"], {
         "%{configured}": "False",
         "%{rocm_version_number}": "0",
-        "%{amdgpu_targets}": repr(requested_amdgpu_targets(rctx) or DEFAULT_AMDGPU_TARGETS),
+        "%{amdgpu_targets}": repr(requested_amdgpu_targets(rctx) or _default_amdgpu_targets(rctx)),
         "%{supported_amdgpu_targets}": "[]",
         "%{dist_amdgpu_targets}": "[]",
         "%{dist_description}": repr(""),
@@ -349,12 +355,13 @@ def _rocm_configure_impl(rctx):
         return
     description, path, family, archive_url = _toolkit_source(rctx)
     requested = requested_amdgpu_targets(rctx)
+    defaults = [] if requested else _default_amdgpu_targets(rctx)
     finder = rctx.path(rctx.attr._finder)
     args = [_python(rctx), finder]
     if requested:
         args += ["--require-targets", ",".join(requested)]
     else:
-        args += ["--default-targets", ",".join(DEFAULT_AMDGPU_TARGETS)]
+        args += ["--default-targets", ",".join(defaults)]
     if path:
         args += ["--rocm-path", path]
     if family:
@@ -371,7 +378,7 @@ def _rocm_configure_impl(rctx):
     targets = config["amdgpu_targets"]
     therock = config.get("therock") or {}
     device_code = therock.get("device_code_targets") or []
-    if not requested and targets != DEFAULT_AMDGPU_TARGETS:
+    if not requested and targets != defaults:
         # buildifier: disable=print
         print("rocm_configure: amdgpu targets %s (%s); change them with --//rocm:amdgpu_targets=... or TF_ROCM_AMDGPU_TARGETS" % (
             ",".join(targets),

@@ -92,11 +92,6 @@ def strip_top(names: list[str]) -> str:
     return ""
 
 
-def sha256_of(path: Path) -> str:
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
-
-
 def pax_commit(tf: tarfile.TarFile) -> str | None:
     """The commit `git archive` records in the archive's pax header, if any."""
     comment = tf.pax_headers.get("comment")
@@ -206,7 +201,10 @@ def lay_out(source: Path, output: Path, dirs: tuple[str, ...], origin: str | Non
         stand_in = (source / STAND_IN_MARKER).is_file()
     elif is_archive(source):
         files, commit, stand_in = extract_archive(source, output, dirs)
-        info_origin, digest = "local archive", sha256 or sha256_of(source)
+        if not sha256:  # hashlib itself: the repository rule runs this file alone (tools/digest.py is the helper)
+            with open(source, "rb") as f:
+                sha256 = hashlib.file_digest(f, "sha256").hexdigest()
+        info_origin, digest = "local archive", sha256
     else:
         raise SourceTreeError(f"{source} is neither a directory nor an archive ({', '.join(ARCHIVE_SUFFIXES)})")
     if not (output / "jaxlib" / "gpu").is_dir():

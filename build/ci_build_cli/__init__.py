@@ -1,0 +1,22 @@
+"""build/ci_build as a package: the script is a thin entry point over these modules.
+
+    cli         the command line: the subcommands, parsing, main() (exit codes, lock, Ctrl-C)
+    options     the option table: every flag once, accepted before or after its subcommand
+    inputs      flag values and input files checked as they are parsed (InputError, exit 2)
+    sources     the XLA and JAX trees: --sources, --xla/--jax-source-dir, the pins
+    toolkit     the ROCm toolkit: --rocm-path, --therock-path, ROCM_PATH, their Bazel flags and
+                mounts, and the finder's facts (third_party/gpus/find_rocm_config.py), checked
+                against each other before anything runs
+    sandbox     how commands run: spawn (nothing outlives ci_build), `sandbox.py run` with the
+                right mounts, the shared Bazel flags, one build per checkout at a time
+    pythons     the interpreters wheels are built for
+    full        full mode: upstream's module graph in full/
+    wheels      the built wheels: version flags, each wheel read once, audit, tag, collect
+    commands    doctor and native;  preflight (with preflight_names, preflight_xla_targets);
+    dist_wheels the release build
+
+Imports: `python3 build/ci_build` has build/ on sys.path (a script's own folder) and adds the
+checkout's root once, so the project's other Python imports as packages (tools.venvs,
+tools.digest, third_party.gpus.find_rocm_config, third_party.private.source_tree). As a module,
+from the checkout: `PYTHONPATH=build python3 -m ci_build_cli ...` (the tests' setup too).
+"""

@@ -1,0 +1,73 @@
+"""ci_build: the one entry point release CI and developers call.
+
+    python3 build/ci_build doctor                                  # provision the offline sandbox, print the toolchain
+    python3 build/ci_build --sources=examples native               # the native artifacts, offline, from examples/
+    python3 build/ci_build --xla-source-dir=~/xla native           # ... against a local XLA checkout
+    python3 build/ci_build --xla-source-dir=~/xla preflight        # XLA pre-flight: build and test against it
+    python3 build/ci_build --sources=examples dist_wheels           # both wheels into dist/, offline
+
+Every subcommand turns its flags into sandbox/Bazel invocations and prints
+them; it holds no build logic of its own. Later subcommands (dist_wheels)
+build the ROCm wheels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import inputs, options, sandbox
+from .commands import cmd_doctor, cmd_native
+from .dist_wheels import cmd_dist_wheels
+from .options import CHECKED_VALUES, OPTIONS
+from .preflight import cmd_preflight
+
+COMMANDS = (
+    ("doctor", "provision the offline sandbox (Bazel 7.7.1 + ROCm) and print the detected toolchain", cmd_doctor),
+    ("dist_wheels", "build both wheels into dist/ (what release CI runs)", cmd_dist_wheels),
+    ("native", "build the PJRT plugin and the FFI extension modules", cmd_native),
+    ("preflight", "check @local_config_rocm against an XLA/JAX tree's names, then build and test against it", cmd_preflight),
+)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="build/ci_build", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, parents=[options.options_parser(True)],
+                                epilog="Every option goes before or after COMMAND; those marked [dist_wheels] or "
+                                       "[doctor] apply to that command only. `build/ci_build COMMAND --help` lists them too.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, help_, fn in COMMANDS:
+        c = sub.add_parser(name, help=help_, description=fn.__doc__, parents=[options.options_parser(False)])
+        c.set_defaults(fn=fn)
+    return p
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The options, wherever they were given; an option for another subcommand is an error, not ignored."""
+    p = parser()
+    args = p.parse_args(options.spell_out_optional_values(sys.argv[1:] if argv is None else argv))
+    for option in OPTIONS:
+        value = getattr(args, option.dest)
+        if option.commands and args.command not in option.commands and value != option.default:
+            p.error(f"{option.flags[0]}={value} is an option of {' and '.join(option.commands)}, which "
+                    f"`{args.command}` does not use: drop it, or run {option.commands[0]}")
+    for dest, check in CHECKED_VALUES.items():
+        if getattr(args, dest) is not None:
+            setattr(args, dest, check(getattr(args, dest)))
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = parse_args(argv)
+        if args.dry_run:
+            return args.fn(args)
+        with sandbox.checkout_lock(args.command):
+            return args.fn(args)
+    except inputs.InputError as e:
+        print(f"ci_build: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        # The sandbox's PID namespace ends Bazel and everything it started with it.
+        print("ci_build: interrupted; no partial wheel was written (run it again to go on)", file=sys.stderr)
+        return 130

@@ -1,0 +1,204 @@
+"""`ci_build dist_wheels`: both wheels built, checked, tagged and collected into --output-dir.
+
+What the inputs say of each other is checked before anything runs (toolkit.check_inputs,
+full.check_inputs); what only the toolkit can say, before the compile: --rocm-version against
+the finder's answer for a toolkit folder (or the default search), or, for a TheRock tarball,
+against the manifest the repository rule read once it fetched the tarball.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from third_party.gpus import find_rocm_config as finder
+
+from . import full, inputs, pythons, sandbox, sources, toolkit, wheels
+from .options import RBE_CONFIGS
+from .paths import CHECKOUT, PREFETCH, SANDBOX
+
+# @local_config_rocm's canonical name in each mode's graph: its rocm_config.json lies in
+# <output base>/external/<name>/ once the repository rule ran.
+ROCM_REPOSITORY = {"kernels": "_main~rocm~local_config_rocm", "full": full.OUR_ROCM}
+
+
+def step(number: int, what: str) -> None:
+    print(f"ci_build dist_wheels [{number}/3]: {what}", file=sys.stderr, flush=True)
+
+
+def toolkit_versions(args: argparse.Namespace) -> tuple[str, list[str | None]]:
+    """(which toolkit, the ROCm release(s) it says it is), before any build, for a toolkit folder
+    or the default search: the finder over the toolkit the build will use (in the sandbox, where
+    it looks). A TheRock tarball: toolkit.check_inputs (its name), check_fetched_toolkit (its manifest)."""
+    path = toolkit.args_rocm_source(args).repo_env.get("ROCM_PATH")
+    probe = ["python3", finder.__file__] + (["--rocm-path", path] if path else [])
+    result = sandbox.spawn(sandbox.sandbox_run(args) + probe, cwd=CHECKOUT, capture_output=True, text=True)
+    if result.returncode != 0:
+        return f"the toolkit at {path or 'the default search'}", [None]
+    config = json.loads(result.stdout)
+    return f"the toolkit at {config['rocm_toolkit_path']}", [config.get("rocm_version")]
+
+
+def full_mode_failed() -> None:
+    print("ci_build dist_wheels: full mode's build failed (above). It downloads what JAX's own build downloads "
+          "(docs/full-mode.md); without network, --registry=DIR and a --distdir=DIR holding every archive "
+          "Bazel named above.", file=sys.stderr)
+
+
+def check_fetched_toolkit(args: argparse.Namespace, bazel: list[str], build_args: list[str]) -> int:
+    """--rocm-version against a TheRock tarball's own manifest, before the compile: `bazel build
+    --nobuild` with the build's own flags runs the repository rule (download, extraction, the
+    finder) and the analysis the build then reuses; its rocm_config.json says the release."""
+    name = toolkit.tarball_release(args)[0]
+    print(f"ci_build dist_wheels: fetching {name} to check --rocm-version={args.rocm_version} against its manifest "
+          "before anything compiles", file=sys.stderr, flush=True)
+    rc = sandbox.run(bazel + ["build", "--nobuild", *build_args], dry_run=False)
+    if rc:
+        if args.mode == "full":
+            full_mode_failed()
+        return rc
+    info = bazel + ["info", *build_args[:-1], "output_base"]  # the build's options: nothing re-analysed
+    print("+ " + shlex.join(info), file=sys.stderr, flush=True)
+    result = sandbox.spawn(info, cwd=CHECKOUT, capture_output=True, text=True)
+    config_json = Path(result.stdout.strip().splitlines()[-1] if result.stdout.strip() else "?") / "external" / \
+        ROCM_REPOSITORY[args.mode] / "rocm_config.json"
+    try:
+        config = json.loads(config_json.read_text())
+    except (OSError, ValueError) as e:
+        print(result.stderr[-2000:], file=sys.stderr)
+        print(f"ci_build dist_wheels: cannot read what the repository rule found ({config_json}: {e})", file=sys.stderr)
+        return result.returncode or 1
+    versions = [config.get("rocm_version"), (config.get("therock") or {}).get("rocm_package_version")]
+    if not inputs.version_agrees(args.rocm_version, versions):
+        print(f"ci_build dist_wheels: {toolkit.version_mismatch(args.rocm_version, f'{name}, by its manifest,', versions)}",
+              file=sys.stderr)
+        return 2
+    return 0
+
+
+def cmd_dist_wheels(args: argparse.Namespace) -> int:
+    """Build jax_rocm<N>_pjrt and one jax_rocm<N>_plugin per Python, check them, and leave them in --output-dir."""
+    toolkit.check_inputs(args)
+    full.check_inputs(args)
+    required = wheels.required_policy(args)
+    if required:
+        wheels.policy_name(required)  # a misspelt policy fails before anything runs
+    output_dir = inputs.output_dir(args.output_dir or CHECKOUT / "dist")
+    rc = sources.check_sources(args)
+    if rc:
+        return rc
+    toolkit.announce_rocm_source(args)
+    note = toolkit.therock_targets_note(args.therock_path, args.amdgpu_targets) if args.therock_path else None
+    if note:
+        print(f"ci_build dist_wheels: {note}", file=sys.stderr)
+    for setup in ([SANDBOX + ["ensure", "--rocm=full"], PREFETCH]):
+        rc = sandbox.run(setup, args.dry_run)
+        if rc:
+            return rc
+    tarball = toolkit.tarball_release(args)
+    if args.rocm_version and not args.dry_run and not tarball:
+        where, versions = toolkit_versions(args)
+        if not inputs.version_agrees(args.rocm_version, versions):
+            print(f"ci_build dist_wheels: {toolkit.version_mismatch(args.rocm_version, where, versions)}", file=sys.stderr)
+            return 2
+    interpreters = pythons.pick_interpreters(args.python_versions, pythons.find_interpreters())
+    binds = [i.bind for i in interpreters if i.bind]
+    flags = sandbox.bazel_flags(args) + ["--config=rocm_release"] + wheels.wheel_flags(args)
+    if interpreters:
+        flags.append(f"--repo_env=JAX_ROCM_PYTHON={','.join(i.path for i in interpreters)}")
+    if args.host_toolchain == "manylinux_2_28":
+        # Zig's clang for glibc 2.28 with its own libc++ (toolchains/manylinux): the
+        # sandbox's glibc no longer decides the policy. This toolchain is clang already;
+        # --compiler configures the sandbox's own toolchain (--host-toolchain=sandbox).
+        flags.insert(flags.index("--config=rocm") + 1, "--config=manylinux_2_28")
+    if args.compiler == "clang":
+        flags.append("--repo_env=CC=/usr/lib/llvm-22/bin/clang")
+    if RBE_CONFIGS[args.rbe]:
+        flags.insert(0, f"--config={RBE_CONFIGS[args.rbe]}")
+    if os.environ.get("SOURCE_DATE_EPOCH"):
+        flags.append(f"--action_env=SOURCE_DATE_EPOCH={os.environ['SOURCE_DATE_EPOCH']}")
+    workspace = None  # the checkout's
+    if args.mode == "full":
+        # Upstream's graph (full/): its toolchains (rules_ml_toolchain's), one Python, and this
+        # project's settings named from the root module there.
+        flags = (full.full_flags(args) + ["--config=rocm_release"] + full.in_this_module(wheels.wheel_flags(args)) +
+                 full.full_python(interpreters))
+        if args.rbe != "off":
+            flags.insert(0, "--config=rocm_rbe")
+        bazel = full.full_bazel(args, binds)
+        workspace = full.FULL
+    else:
+        bazel = sandbox.sandbox_run(args, binds) + ["bazel"]
+    build_args = [*flags, "//:jax_rocm_wheels"]
+    build = bazel + ["build", *build_args]
+    if args.rocm_version and tarball:
+        if args.dry_run:
+            print(f"# first: the same build with --nobuild (the repository rule fetches the tarball), then "
+                  f"--rocm-version={args.rocm_version} against its manifest (rocm_config.json)", file=sys.stderr)
+        else:
+            rc = check_fetched_toolkit(args, bazel, build_args)
+            if rc:
+                return rc
+    step(1, "building the wheels with Bazel")
+    rc = sandbox.run(build, args.dry_run)
+    if rc and args.mode == "full":
+        full_mode_failed()
+    if rc or args.dry_run:
+        if args.dry_run:
+            print("# then: wheel/wheel_audit.py on the wheels" + (f" (--manylinux={required})" if required else "") +
+                  ", and the same build with --//wheel:platform_tag=" + (f"{required}_x86_64" if required else
+                  "<the policy it certifies>"), file=sys.stderr)
+        return rc
+    paths = wheels.built_wheels(interpreters, workspace)
+    if not paths:
+        print("ci_build dist_wheels: Bazel succeeded but wrote no wheel", file=sys.stderr)
+        return 1
+    built = [wheels.read_wheel(path) for path in paths]  # each wheel's build_info.json, read once
+    stand_ins = {w.path.name: w.stand_ins for w in built if w.stand_ins}
+    if stand_ins:
+        listed = "; ".join(f"{name}: {', '.join(a)}" for name, a in stand_ins.items())
+        if args.wheel_kind == "release" and not args.allow_stand_ins:
+            print(f"ci_build dist_wheels: refusing to make release wheels that hold stand-ins from examples/ ({listed}). "
+                  "Build them from the real sources (the PJRT plugin needs XLA: --xla-source-dir=DIR or the pin; JAX's "
+                  "modules need JAX: --jax-source-dir=PATH or the pin; _triton and rocm_plugin_extension need XLA's "
+                  "internals), make --wheel-kind=dev or nightly wheels, or pass "
+                  "--allow-stand-ins to ship them labelled as such.", file=sys.stderr)
+            return 1
+        print(f"ci_build dist_wheels: these wheels hold stand-ins from examples/, labelled in their description and "
+              f"build_info.json: {listed}", file=sys.stderr)
+    step(2, "auditing the manylinux policy (ROCm libraries excluded)")
+    verdicts = wheels.audit_wheels(paths, required)
+    if verdicts is None:
+        print("ci_build dist_wheels: the wheel audit could not run (see above)", file=sys.stderr)
+        return 1
+    failed = [name for name, v in verdicts.items() if not v["ok"]]
+    if failed:
+        print(f"ci_build dist_wheels: {len(failed)} wheel(s) failed the audit: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    # A policy that was required (and met) is the tag: it is what the toolchain promises,
+    # even where today's symbols would also meet an older one. Otherwise the best certified.
+    tag = (f"{wheels.policy_name(required)}_x86_64" if required
+           else wheels.least_compatible([v["platform_tag"] for v in verdicts.values()]))
+    step(3, f"tagging the wheels {tag}")
+    tag_flag = f"--//wheel:platform_tag={tag}"
+    rc = sandbox.run(build + (full.in_this_module([tag_flag]) if args.mode == "full" else [tag_flag]), dry_run=False)
+    if rc:
+        return rc
+    info = built[0].build_info  # the tagged wheels hold the same build_info.json
+    family = f", TheRock family {info['rocm_therock_family']}" if info.get("rocm_therock_family") else ""
+    print(f"ci_build dist_wheels: built against ROCm {info.get('rocm_package_version') or info['rocm_version']} "
+          f"({info.get('rocm_source', '?')}{family}) "
+          f"for amdgpu targets {','.join(info.get('amdgpu_targets', []))}", file=sys.stderr)
+    # The checks above saw the toolkit the flags name; this one also sees one declared in MODULE.bazel.
+    if args.rocm_version and not inputs.version_agrees(args.rocm_version, (info["rocm_version"], info.get("rocm_package_version"))):
+        print(f"ci_build dist_wheels: built against ROCm {info.get('rocm_package_version') or info['rocm_version']}, but "
+              f"--rocm-version={args.rocm_version}; point the build at that toolkit with --rocm-path or --therock-path "
+              f"(nothing was written to {output_dir})", file=sys.stderr)
+        return 1
+    collected = wheels.collect_wheels(wheels.built_wheels(interpreters, workspace), output_dir)
+    print(wheels.summary_table(collected))
+    return 0

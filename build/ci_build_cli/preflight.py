@@ -1,0 +1,185 @@
+"""`ci_build preflight`: this project against an XLA (and JAX) tree, both directions of the
+names first (seconds, offline: preflight_names, preflight_xla_targets), then a build and the
+native tests against it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import sys
+import tarfile
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+from . import full, preflight_names, preflight_xla_targets, pythons, sandbox, sources, toolkit
+from .commands import NATIVE_TARGETS, NATIVE_TESTS
+from .paths import CACHE, CHECKOUT, PREFETCH, SANDBOX
+
+XLA_MAIN = "https://github.com/openxla/xla"
+# Where `preflight` writes its probe package (one folder per run; .gitignore'd).
+PREFLIGHT_PROBES = CHECKOUT / "build" / "preflight_probe"
+
+
+def clone_xla_main(dest: Path, dry_run: bool) -> int:
+    if dest.is_dir():
+        return sandbox.run(["git", "-C", str(dest), "pull", "--ff-only"], dry_run)
+    return sandbox.run(["git", "clone", "--depth=1", XLA_MAIN, str(dest)], dry_run)
+
+
+def check_xla_targets(args: argparse.Namespace) -> int:
+    """The other direction, in well under a second and without Bazel: every XLA target this
+    project's BUILD files name (for --mode) is declared in the XLA tree. 1 if one is not."""
+    if not args.xla_source_dir:
+        return 0
+    xla = Path(args.xla_source_dir).expanduser()
+    used = preflight_xla_targets.xla_labels(preflight_xla_targets.our_texts(CHECKOUT, args.mode))
+    try:
+        packages = preflight_xla_targets.build_files(preflight_names.tree_texts(xla))
+    except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile) as e:
+        print(f"ci_build preflight: cannot read {xla}: {e}", file=sys.stderr)
+        return 2
+    missing = preflight_xla_targets.missing(used, packages)
+    for m in missing:
+        print(f"ci_build preflight: missing in XLA: {m.label} ({m.why}; used in {m.used_in})", file=sys.stderr)
+    if missing:
+        print(f"ci_build preflight: {xla} lacks {len(missing)} of the {len(used)} XLA targets this project's {args.mode}-mode "
+              "BUILD files name; follow XLA's rename in the files named above", file=sys.stderr)
+        return 1
+    print(f"ci_build preflight: {xla} declares all {len(used)} XLA targets this project's {args.mode}-mode BUILD files name",
+          file=sys.stderr)
+    return 0
+
+
+def check_rocm_names(args: argparse.Namespace) -> int:
+    """The first step of a pre-flight, in seconds: every @local_config_rocm label and
+    build_defs.bzl symbol the XLA/JAX trees name, asked of this project's @local_config_rocm
+    through `bazel query` (Bazel's own answer). Prints each missing one with the first file
+    that uses it; 1 if any is missing."""
+    trees = [Path(p) for p in (args.xla_source_dir, args.jax_source_dir) if p]
+    t0 = time.monotonic()
+    try:
+        uses = preflight_names.collect(trees)
+    except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile) as e:
+        print(f"ci_build preflight: cannot read {', '.join(map(str, trees))}: {e}", file=sys.stderr)
+        return 2
+    labels = preflight_names.labels_of(uses)
+    symbols = sum(len(s) for s in preflight_names.symbols_by_module(uses).values())
+    print(f"ci_build preflight: {', '.join(str(t) for t in trees)} name {len(labels)} targets and load {symbols} "
+          f"symbols of @local_config_rocm; asking Bazel which this project's answers", file=sys.stderr)
+    if args.dry_run:
+        return 0
+    PREFLIGHT_PROBES.mkdir(exist_ok=True)
+    probe = Path(tempfile.mkdtemp(prefix="p", dir=PREFLIGHT_PROBES))
+    try:
+        for folder, build_file in preflight_names.probe_packages(uses).items():
+            (probe / folder).mkdir()
+            (probe / folder / "BUILD.bazel").write_text(build_file)
+        (probe / "BUILD.bazel").write_text("")  # so that the pattern below matches even with no symbol
+        package = "//" + probe.relative_to(CHECKOUT).as_posix()
+        expression = " + ".join([f"set({' '.join(labels)})"] * bool(labels) + [f"{package}/...:all"])
+        cmd = sandbox.sandbox_run(args) + ["bazel", "query", "--keep_going", *toolkit.rocm_flags(args), "--output=label", expression]
+        print("+ " + shlex.join(cmd), file=sys.stderr, flush=True)
+        result = sandbox.spawn(cmd, cwd=CHECKOUT, capture_output=True, text=True)
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+    present = preflight_names.present_labels(result.stdout)
+    missing = {label for label in labels if label not in present}
+    missing |= preflight_names.missing_symbols(result.stderr) & set(uses)
+    if result.returncode not in (0, 3) or (result.returncode == 3 and not missing):
+        # 3 is query's "partial result" (a missing name); anything else is Bazel failing
+        print(result.stderr, file=sys.stderr)
+        print(f"ci_build preflight: bazel query failed (exit {result.returncode}) before it could answer", file=sys.stderr)
+        return result.returncode or 1
+    for line in preflight_names.report(uses, missing):
+        print(f"ci_build preflight: {line}", file=sys.stderr)
+    took = time.monotonic() - t0
+    if missing:
+        print(f"ci_build preflight: @local_config_rocm lacks {len(missing)} of the {len(uses)} names these trees use "
+              f"({took:.1f} s); add them to third_party/gpus/templates (XLA's meaning: its third_party/gpus/rocm/"
+              "BUILD.tpl and build_defs.bzl.tpl)", file=sys.stderr)
+        return 1
+    print(f"ci_build preflight: @local_config_rocm answers all {len(uses)} names ({took:.1f} s)", file=sys.stderr)
+    return 0
+
+
+def cmd_preflight(args: argparse.Namespace) -> int:
+    """XLA pre-flight: first check that this project's @local_config_rocm answers every name the
+    XLA (and JAX) tree uses (seconds, offline), then build the native artifacts against the XLA
+    checkout and run the native tests (--names-only stops after the check).
+
+    The checkout: --xla-source-dir, else $JAXCI_XLA_GIT_DIR, else (with JAXCI_CLONE_MAIN_XLA=1)
+    a fresh shallow clone of XLA's main branch under ~/.cache/jax-rocm-build/xla-main."""
+    toolkit.check_inputs(args)
+    if not args.xla_source_dir:
+        if os.environ.get("JAXCI_XLA_GIT_DIR"):
+            args.xla_source_dir = os.environ["JAXCI_XLA_GIT_DIR"]
+        elif os.environ.get("JAXCI_CLONE_MAIN_XLA") == "1":
+            dest = CACHE / "xla-main"
+            rc = clone_xla_main(dest, args.dry_run)
+            if rc:
+                print(f"ci_build preflight: could not clone {XLA_MAIN} (no network?); pass --xla-source-dir=DIR", file=sys.stderr)
+                return rc
+            args.xla_source_dir = str(dest)
+        elif not (args.names_only and args.jax_source_dir):
+            print("ci_build preflight: which XLA? Pass --xla-source-dir=DIR, set JAXCI_XLA_GIT_DIR=DIR, or "
+                  "JAXCI_CLONE_MAIN_XLA=1 to clone XLA's main branch.", file=sys.stderr)
+            return 2
+    rc = sources.check_local_sources(args) or sandbox.run(SANDBOX + ["ensure", "--rocm=full"], args.dry_run)
+    # Both directions of the names, each reported in full: what XLA/JAX use of ours, then what
+    # we use of XLA.
+    rc = rc or max(check_rocm_names(args), check_xla_targets(args))
+    if rc or args.names_only:
+        return rc
+    if args.mode == "full":
+        return preflight_full(args)
+    rc = sources.check_sources(args)
+    if rc:
+        return rc
+    toolkit.announce_rocm_source(args)
+    flags = sandbox.bazel_flags(args)
+    return sandbox.run_steps("preflight", [
+        PREFETCH,
+        sandbox.sandbox_run(args) + ["bazel", "build", *flags, *NATIVE_TARGETS],
+        sandbox.sandbox_run(args) + ["bazel", "test", *flags, *NATIVE_TESTS],
+    ], args.dry_run)
+
+
+def preflight_full(args: argparse.Namespace) -> int:
+    """Full mode, after the names: resolve upstream's graph with the XLA checkout as its xla
+    module, check that every module sees our local_config_rocm, then build the plugin and the
+    FFI modules in that graph."""
+    in_full = full.full_bazel(args)
+    flags = full.full_flags(args)
+    resolve = in_full + ["mod", "dump_repo_mapping", "", "xla~", "rules_ml_toolchain~", "jax_rocm_build~", *flags]
+    print("+ " + shlex.join(resolve), file=sys.stderr, flush=True)
+    if args.dry_run:
+        return 0
+    t0 = time.monotonic()
+    result = sandbox.spawn(resolve, cwd=CHECKOUT, capture_output=True, text=True)
+    if result.returncode != 0:
+        print(result.stderr[-4000:], file=sys.stderr)
+        print("ci_build preflight: upstream's module graph did not resolve (above); offline, pass --registry=DIR (a "
+              "checkout of the Bazel Central Registry) and --distdir=DIR (the pinned rules_ml_toolchain archive)",
+              file=sys.stderr)
+        return result.returncode
+    mappings = dict(zip(("root", "xla", "rules_ml_toolchain", "jax_rocm_build"),
+                        (json.loads(line) for line in result.stdout.splitlines() if line.startswith("{"))))
+    wrong = [f"{module} maps {name} to {mapping.get(name)}" for module, mapping in mappings.items()
+             for name in (("config_rocm_hipcc",) if module == "rules_ml_toolchain" else ("local_config_rocm",))
+             if mapping.get(name) != full.OUR_ROCM]
+    if wrong:
+        print(f"ci_build preflight: in the full graph, not every module sees this project's ROCm ({full.OUR_ROCM}): "
+              f"{'; '.join(wrong)}; full/MODULE.bazel's override_repo lines are out of date", file=sys.stderr)
+        return 1
+    print(f"ci_build preflight: upstream's graph resolved ({time.monotonic() - t0:.1f} s): xla, rules_ml_toolchain and "
+          "this project see our @local_config_rocm", file=sys.stderr)
+    return sandbox.run_steps("preflight", [
+        in_full + ["build", "--config=rocm", *flags,
+                   *full.full_python([i for i in pythons.find_interpreters() if i.bind is None][:1]),
+                   "//:xla_rocm_plugin", "//:rocm_extensions"],
+    ], args.dry_run)

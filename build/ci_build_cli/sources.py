@@ -1,0 +1,100 @@
+"""The source trees a build compiles: XLA's and JAX's, from their pins, examples/ or local trees."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from third_party.private import source_tree
+
+from . import inputs
+from .paths import CHECKOUT
+
+# The source trees this build compiles, and their stand-ins for offline builds.
+SOURCE_REPOSITORIES = ("xla", "jax")
+# --sources=examples: the stand-in trees of this project's writing, laid out like XLA's
+# and JAX's (examples/*/README.md). examples/jax has the JAX_ROCM_STAND_IN marker, so the
+# modules built from it are labelled stand-ins (third_party/private/source_tree.py).
+EXAMPLE_TREES = {"xla": CHECKOUT / "examples" / "xla", "jax": CHECKOUT / "examples" / "jax"}
+
+
+def source_dirs(args: argparse.Namespace) -> dict[str, Path]:
+    """Repository -> local tree overriding its pin (--sources=examples: the stand-ins in
+    examples/xla and examples/jax; --xla-source-dir; --jax-source-dir, a JAX checkout or an
+    archive of one, which take precedence)."""
+    dirs = {}
+    if args.sources == "examples":
+        dirs = dict(EXAMPLE_TREES)
+    for name in SOURCE_REPOSITORIES:
+        given = getattr(args, f"{name}_source_dir")
+        if given:
+            dirs[name] = Path(given).expanduser().resolve()
+    return dirs
+
+
+def unreachable_pins(args: argparse.Namespace, timeout: float = 10) -> list[str]:
+    """Pinned source archives this build needs that cannot be reached (no network)."""
+    missing = []
+    overridden = source_dirs(args)
+    for name in SOURCE_REPOSITORIES:
+        if name in overridden:
+            continue
+        pin = json.loads((CHECKOUT / "third_party" / name / "pin.json").read_text())
+        url = pin["urls"][0].replace("{commit}", pin.get("commit", ""))
+        try:
+            urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout).close()
+        except (urllib.error.URLError, OSError):
+            missing.append(f"{name} ({url})")
+    return missing
+
+
+def check_local_sources(args: argparse.Namespace) -> int:
+    """The source trees given on the command line exist and are of the right kind."""
+    for name, path in source_dirs(args).items():
+        if not path.exists():
+            print(f"ci_build: --{name}-source-dir={path} does not exist (relative paths are taken from the current "
+                  f"directory, {Path.cwd()})", file=sys.stderr)
+            return 2
+        if name == "jax" and not (path.is_dir() or source_tree.is_archive(path)):
+            print(f"ci_build: --jax-source-dir={path} is neither a JAX checkout (a directory) nor an archive of one "
+                  f"({', '.join(source_tree.ARCHIVE_SUFFIXES)})", file=sys.stderr)
+            return 2
+        if name == "jax" and path.is_file():
+            inputs.complete_archive("--jax-source-dir", path)
+        if name != "jax" and not path.is_dir():
+            print(f"ci_build: the {name} source tree {path} is not a directory", file=sys.stderr)
+            return 2
+    return 0
+
+
+def check_sources(args: argparse.Namespace) -> int:
+    """The local trees are usable, and every pinned source the build needs can be downloaded."""
+    rc = check_local_sources(args)
+    if rc or args.dry_run:
+        return rc
+    missing = unreachable_pins(args)
+    if missing:
+        print(f"ci_build: the pinned sources cannot be downloaded from here: {', '.join(missing)}. Build from local "
+              "trees instead: --jax-source-dir=PATH (a JAX checkout or archive of the pinned tag), "
+              "--xla-source-dir=DIR (an XLA checkout), or --sources=examples for the offline stand-ins in "
+              "examples/xla and examples/jax (labelled as such).", file=sys.stderr)
+        return 2
+    return 0
+
+
+@functools.cache
+def jax_tree_identity(tree: Path | None) -> tuple[str | None, str | None]:
+    """(release in jax/version.py, commit) of a JAX checkout or archive; (None, None) for the
+    pin. Cached: an archive is scanned once however many flags ask about it."""
+    return source_tree.identify(tree) if tree else (None, None)
+
+
+def git_commit(tree: Path | None) -> str:
+    """The JAX commit a dev wheel names: the checkout's HEAD or the commit a `git archive`
+    records, else the pin's."""
+    return jax_tree_identity(tree)[1] or json.loads((CHECKOUT / "third_party/jax/pin.json").read_text())["commit"]

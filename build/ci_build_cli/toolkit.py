@@ -1,0 +1,211 @@
+"""The ROCm toolkit of a build: which one, the Bazel flags and mounts that give it to the build,
+and what the finder says of it before anything runs.
+
+Precedence: --rocm-path, --therock-path, then the ROCM_PATH of the environment (AMD's install
+guides export it), then the sandbox's own search (what the repository rule does given none).
+Toolkit facts (a TheRock tarball's family and release, JAX's default targets, the toolkit's
+version) come from third_party/gpus/find_rocm_config.py, the one source of them, never from a
+parse of ci_build's own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import os
+import sys
+import urllib.parse
+from pathlib import Path
+
+from third_party.gpus import find_rocm_config as finder
+from tools.digest import sha256_of
+
+from . import inputs
+
+# The sandbox root's own system folders (tools/sandbox_root/environment.py): a toolkit under
+# one of them is the sandbox's (--rocm-path=/usr: Debian's ROCm inside), never mounted.
+SANDBOX_OWN_DIRS = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/var/lib", "/proc", "/sys", "/dev", "/run")
+
+
+def is_sandbox_own(path: Path) -> bool:
+    return path == Path("/") or any(path == Path(d) or Path(d) in path.parents for d in SANDBOX_OWN_DIRS)
+
+
+@dataclasses.dataclass(frozen=True)
+class RocmSource:
+    """Which toolkit a build uses: its --repo_env flags, the host folders to mount at their
+    own paths, and one line for the user (None: nothing to say)."""
+    flags: tuple[str, ...] = ()
+    binds: tuple[str, ...] = ()
+    note: str | None = None
+
+    @property
+    def repo_env(self) -> dict[str, str]:
+        """The variables the flags give the repository rule: ROCM_PATH, THEROCK_URL, THEROCK_SHA256."""
+        return dict(f.removeprefix("--repo_env=").split("=", 1) for f in self.flags if f.startswith("--repo_env="))
+
+
+def toolkit_binds(path: Path) -> tuple[str, ...]:
+    """A toolkit folder as given (a link such as /opt/rocm stays /opt/rocm inside) and, if
+    it is a link, where it leads."""
+    return () if is_sandbox_own(path) else tuple(dict.fromkeys([str(path), str(path.resolve())]))
+
+
+def rocm_source(rocm_path: str | None, therock_path: str | None, therock_sha256: str | None,
+                ambient: str | None) -> RocmSource:
+    """The toolkit of this build; precedence: --rocm-path, --therock-path, then the ROCM_PATH
+    of the environment (AMD's install guides export it), then the sandbox's own search.
+    An explicit flag wins over the environment with a note; an ambient ROCM_PATH that does
+    not exist is an error naming the variable (SystemExit)."""
+    ambient = (ambient or "").strip()
+    if rocm_path and therock_path:
+        raise SystemExit(f"ci_build: --rocm-path={rocm_path} and --therock-path={therock_path} name two toolkits; give one")
+    over = f" (over ROCM_PATH={ambient} from the environment)" if ambient else ""
+    if rocm_path:
+        path = Path(os.path.abspath(Path(rocm_path).expanduser()))
+        if not is_sandbox_own(path) and not path.is_dir():
+            raise SystemExit(f"ci_build: --rocm-path={rocm_path}: {path} is not a directory on this machine; give the "
+                             "toolkit's root (e.g. /opt/rocm-7.2.4, an extracted TheRock tarball, what `rocm-sdk path "
+                             "--root` prints), or leave it out to use the sandbox's ROCm")
+        note = f"ci_build: using ROCm from --rocm-path={path}{over}" if ambient and Path(ambient) != path else None
+        return RocmSource((f"--repo_env=ROCM_PATH={path}",), toolkit_binds(path), note)
+    if therock_path:
+        flags, binds = therock_flags(therock_path, therock_sha256)
+        if ambient and not any(f.startswith("--repo_env=ROCM_PATH=") for f in flags):
+            flags = flags + ["--repo_env=ROCM_PATH="]  # the sandbox passes ROCM_PATH on: clear it for Bazel
+        note = f"ci_build: using ROCm from --therock-path={therock_path}{over}" if ambient else None
+        return RocmSource(tuple(flags), tuple(binds), note)
+    if ambient:
+        path = Path(os.path.abspath(Path(ambient).expanduser()))
+        if not path.is_dir():
+            raise SystemExit(f"ci_build: ROCM_PATH={ambient} (from the environment) does not exist on this machine; "
+                             "unset it (`unset ROCM_PATH`, or `env -u ROCM_PATH python3 build/ci_build ...`) to build "
+                             "against the sandbox's ROCm, point it at a ROCm toolkit, or pass --rocm-path/--therock-path")
+        where = "the sandbox's own" if is_sandbox_own(path) else "mounted into the sandbox at the same path"
+        return RocmSource((f"--repo_env=ROCM_PATH={path}",), toolkit_binds(path),
+                          f"ci_build: using ROCm from ROCM_PATH={ambient} (the environment; {where}); "
+                          "--rocm-path or --therock-path choose another")
+    return RocmSource()
+
+
+def args_rocm_source(args: argparse.Namespace) -> RocmSource:
+    return rocm_source(args.rocm_path, getattr(args, "therock_path", None), getattr(args, "therock_sha256", None),
+                       os.environ.get("ROCM_PATH"))
+
+
+def rocm_flags(args: argparse.Namespace) -> list[str]:
+    """The flags that configure ROCm: @local_config_rocm's toolkit and the device-code targets."""
+    flags = ["--config=rocm"]
+    if args.amdgpu_targets:
+        flags.append(f"--//rocm:amdgpu_targets={args.amdgpu_targets}")
+    return flags + list(args_rocm_source(args).flags)
+
+
+def announce_rocm_source(args: argparse.Namespace) -> None:
+    """Says once which toolkit the build uses when the environment or a flag decided it
+    (an ambient ROCM_PATH that does not exist stops here, SystemExit)."""
+    note = args_rocm_source(args).note
+    if note:
+        print(note, file=sys.stderr)
+
+
+@functools.cache
+def _tarball_sha256(path: Path, size: int, mtime_ns: int) -> str:
+    return sha256_of(path)
+
+
+def tarball_sha256(path: Path) -> str:
+    """A local tarball's sha256, computed once per run however many command lines name it."""
+    stat = path.stat()
+    return _tarball_sha256(path, stat.st_size, stat.st_mtime_ns)
+
+
+def therock_flags(value: str, sha256: str | None) -> tuple[list[str], list[str]]:
+    """(--repo_env flags, host paths to mount) for --therock-path=URL|TARBALL|DIR.
+
+    A remote URL needs its sha256; a local tarball (a path or a file:// URL) has it computed
+    unless given, and its folder is mounted into the sandbox. The URL keeps the tarball's
+    name, which says its TheRock family."""
+    if "://" in value:
+        url = urllib.parse.urlsplit(value)
+        if url.scheme != "file":
+            if not sha256:
+                raise SystemExit(f"ci_build: --therock-path={value} is a download: add --therock-sha256=HEX (the sha256 "
+                                 "AMD publishes beside it, or sha256sum of the tarball); an unverified toolkit is refused")
+            return [f"--repo_env=THEROCK_URL={value}", f"--repo_env=THEROCK_SHA256={sha256}"], []
+        path = Path(urllib.parse.unquote(url.path))
+        if url.netloc not in ("", "localhost") or not path.is_file():
+            raise SystemExit(f"ci_build: --therock-path={value}: {path} is not a file on this machine; give a file:// URL or "
+                             "the path of a TheRock tarball here, or an https:// URL with --therock-sha256")
+    else:
+        path = Path(value).expanduser()
+    if path.is_dir():
+        return [f"--repo_env=ROCM_PATH={path.resolve()}"], [str(path.resolve())]
+    if path.is_file():
+        path = path.absolute()
+        digest = sha256 or tarball_sha256(path)
+        binds = list(dict.fromkeys([str(path.parent), str(path.resolve().parent)]))  # and a symlink's target
+        return [f"--repo_env=THEROCK_URL=file://{path}", f"--repo_env=THEROCK_SHA256={digest}"], binds
+    raise SystemExit(f"ci_build: --therock-path={value} is neither a URL, a tarball nor a directory; give a TheRock "
+                     "tarball (path, file:// or https:// URL) or the folder of an extracted one")
+
+
+def therock_targets_note(therock_path: str, amdgpu_targets: str | None) -> str | None:
+    """What a TheRock tarball's family means for the amdgpu targets, as the finder reads its
+    file name (None when the name says no family). Targets outside the family fail here,
+    before the sandbox and the download (Bazel refuses them too, later)."""
+    facts = finder.tarball_targets(therock_path, finder.split_targets(amdgpu_targets or ""))
+    if facts is None:
+        return None
+    family, covered = facts.family, " ".join(facts.covered)
+    if facts.uncovered:
+        raise SystemExit(
+            f"ci_build: --amdgpu-targets={amdgpu_targets} asks for {' '.join(facts.uncovered)}, but the TheRock tarball "
+            f"{therock_path.rsplit('/', 1)[-1]} is of family {family}, with device code for {covered} only: "
+            f"use --amdgpu-targets={','.join(facts.covered)} (or leave it out: the family's targets are the default), "
+            f"or a tarball of a family that covers them (e.g. {finder.suggest_family(facts.uncovered)})")
+    if amdgpu_targets:
+        return f"TheRock family {family} (device code for {covered}): amdgpu targets {amdgpu_targets} (--amdgpu-targets)"
+    return (f"TheRock family {family}: amdgpu targets {','.join(facts.targets)} ({facts.origin}); "
+            "choose others of the family with --amdgpu-targets=LIST")
+
+
+def tarball_release(args: argparse.Namespace) -> tuple[str, str | None] | None:
+    """("the TheRock tarball NAME", the release its name says, or None) when this build's
+    toolkit is a TheRock tarball (a URL or a local file); None for any other toolkit."""
+    url = args_rocm_source(args).repo_env.get("THEROCK_URL")
+    if not url:
+        return None
+    return f"the TheRock tarball {url.rsplit('/', 1)[-1]}", finder.therock_version_from_url(url)
+
+
+def version_mismatch(requested: str, toolkit: str, versions: list[str | None]) -> str:
+    """The one line of a --rocm-version that is not the toolkit's release."""
+    said = ", ".join(v for v in versions if v) or "no version it could read"
+    return (f"--rocm-version={requested}, but {toolkit} is ROCm {said}; point the build at that release with "
+            "--rocm-path or --therock-path, or drop --rocm-version")
+
+
+def check_inputs(args: argparse.Namespace) -> None:
+    """Toolkit inputs that contradict each other, before anything runs (no sandbox, no
+    network, no build): two toolkits (--rocm-path and --therock-path), a path that is not
+    there, a download without its sha256, an ambient ROCM_PATH that does not exist
+    (SystemExit, as rocm_source says them); --therock-sha256 with no tarball to check;
+    --amdgpu-targets outside a TheRock tarball's family (SystemExit); and --rocm-version
+    against the release a TheRock tarball's name says (InputError). What only the toolkit
+    itself can say is checked later, before the compile (dist_wheels)."""
+    source = args_rocm_source(args)
+    sha256 = getattr(args, "therock_sha256", None)
+    therock_path = getattr(args, "therock_path", None)
+    if sha256 and "THEROCK_URL" not in source.repo_env:
+        what = (f"--therock-path={therock_path} is an extracted toolkit, not a tarball" if therock_path
+                else "no --therock-path names one")
+        raise inputs.InputError(f"--therock-sha256={sha256} checks a TheRock tarball, but {what}: drop "
+                                "--therock-sha256, or give the tarball with --therock-path=URL|TARBALL")
+    if therock_path:
+        therock_targets_note(therock_path, args.amdgpu_targets)
+    tarball = tarball_release(args)
+    requested = getattr(args, "rocm_version", None)
+    if requested and tarball and tarball[1] and not inputs.version_agrees(requested, [tarball[1]]):
+        raise inputs.InputError(version_mismatch(requested, f"{tarball[0]}, by its name,", [tarball[1]]))

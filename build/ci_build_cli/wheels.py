@@ -1,0 +1,140 @@
+"""The wheels of a build: their version flags, where Bazel leaves them, what each holds (read
+once), the manylinux audit and tag, and their way into --output-dir."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+from tools.digest import sha256_of
+from tools.venvs import ensure_venv
+
+from . import sources
+from .paths import CHECKOUT
+from .pythons import Interpreter
+
+WHEEL_AUDIT = CHECKOUT / "wheel" / "wheel_audit.py"
+TOOLS_REQUIREMENTS = CHECKOUT / "requirements-tools.txt"
+
+
+def wheel_flags(args: argparse.Namespace) -> list[str]:
+    flags = [f"--//wheel:kind={args.wheel_kind}"]
+    version = args.wheel_version or sources.jax_tree_identity(sources.source_dirs(args).get("jax"))[0]
+    if version:
+        flags.append(f"--//wheel:version={version}")
+    if args.wheel_kind != "release":
+        flags.append(f"--//wheel:date={args.wheel_date or time.strftime('%Y%m%d', time.gmtime())}")
+    if args.wheel_kind == "dev":
+        flags.append(f"--//wheel:commit={args.wheel_commit or sources.git_commit(sources.source_dirs(args).get('jax'))}")
+    if args.wheel_post_release:
+        flags.append(f"--//wheel:post_release={args.wheel_post_release}")
+    if args.no_rocm_version_extra:
+        flags.append("--no//wheel:rocm_version_extra")
+    overridden = sorted(sources.source_dirs(args))
+    if overridden:
+        flags.append(f"--//wheel:source_overrides={','.join(overridden)}")
+    return flags
+
+
+def built_wheels(interpreters: list[Interpreter], workspace: Path | None = None) -> list[Path]:
+    """The wheels of this build in bazel-bin (of the checkout, or of full/): the pjrt wheel and one
+    plugin wheel per requested Python (bazel-bin may still hold plugin wheels of other Pythons)."""
+    dirs = ["jax_rocm_pjrt_wheel"] + [f"jax_rocm_plugin_wheel_cp{i.version.replace('.', '')}" for i in interpreters]
+    return [w for d in dirs for w in sorted(((workspace or CHECKOUT) / "bazel-bin" / d).glob("*.whl"))]
+
+
+@dataclasses.dataclass(frozen=True)
+class BuiltWheel:
+    """What ci_build needs of a built wheel, read in one pass: its build_info.json ({} if none)."""
+    path: Path
+    build_info: dict
+
+    @property
+    def stand_ins(self) -> list[str]:
+        """The artifacts its build_info.json says were built from examples/ stand-ins."""
+        return sorted(name for name, a in self.build_info.get("artifacts", {}).items() if a.get("origin") == "examples")
+
+
+def read_wheel(path: Path) -> BuiltWheel:
+    with zipfile.ZipFile(path) as z:
+        names = [n for n in z.namelist() if n.endswith("/build_info.json")]
+        return BuiltWheel(path, json.loads(z.read(names[0])) if names else {})
+
+
+def audit_wheels(wheels: list[Path], manylinux: str | None) -> dict | None:
+    """wheel/wheel_audit.py's verdict per wheel name (None when it could not run)."""
+    python = ensure_venv("tools", TOOLS_REQUIREMENTS, "ci_build")
+    cmd = [str(python), str(WHEEL_AUDIT), "--json", *(["--manylinux", manylinux] if manylinux else []), *map(str, wheels)]
+    print("+ " + shlex.join(cmd), file=sys.stderr, flush=True)
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    sys.stderr.write(result.stderr)
+    if result.returncode not in (0, 1) or not result.stdout.strip():
+        return None
+    return json.loads(result.stdout)
+
+
+def required_policy(args: argparse.Namespace) -> str | None:
+    """The manylinux policy the wheels must meet: --manylinux, else the host toolchain's own
+    (manylinux_2_28 for --host-toolchain=manylinux_2_28), else none (the sandbox's compiler, or
+    full mode's rules_ml_toolchain: tag them with the best policy certified)."""
+    if args.manylinux:
+        return args.manylinux
+    return "manylinux_2_28" if args.host_toolchain == "manylinux_2_28" and args.mode != "full" else None
+
+
+def policy_name(value: str) -> str:
+    """'2_28', 'manylinux_2_28' or 'manylinux_2_28_x86_64' -> 'manylinux_2_28' (as wheel/wheel_audit.py reads it)."""
+    match = re.fullmatch(r"(?:manylinux_)?(\d+)_(\d+)(?:_x86_64)?", value)
+    if not match:
+        raise SystemExit(f"ci_build: --manylinux={value} is not a manylinux policy such as manylinux_2_28 or 2_28")
+    return f"manylinux_{match[1]}_{match[2]}"
+
+
+def least_compatible(tags: list[str]) -> str:
+    """Of manylinux_2_A_x86_64 tags, the one with the newest glibc: true for every wheel."""
+    return max(tags, key=lambda tag: tuple(int(n) for n in tag.split("_")[1:3]) if tag.startswith("manylinux_") else (99, 99))
+
+
+@dataclasses.dataclass(frozen=True)
+class CollectedWheel:
+    """A wheel in --output-dir, with its size and sha256 (of the file there, the one shipped)."""
+    path: Path
+    size: int
+    sha256: str
+
+
+def collect_wheels(wheels: list[Path], output_dir: Path) -> list[CollectedWheel]:
+    """Copies the wheels into output_dir (replacing files of the same name): into a folder
+    beside them first, then renamed into place, so that an interrupted copy leaves no
+    partial wheel there. Each built wheel is read once, by the copy; the sha256 is the copy's."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".ci_build-", dir=output_dir))
+    try:
+        staged = []
+        for wheel in wheels:
+            shutil.copyfile(wheel, staging / wheel.name)
+            staged.append(CollectedWheel(output_dir / wheel.name, (staging / wheel.name).stat().st_size,
+                                         sha256_of(staging / wheel.name)))
+        for wheel in wheels:
+            os.replace(staging / wheel.name, output_dir / wheel.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return staged
+
+
+def summary_table(wheels: list[CollectedWheel]) -> str:
+    rows = [(w.path.name, f"{w.size / 1e6:.1f} MB", w.sha256) for w in wheels]
+    widths = [max(len(r[i]) for r in rows + [("wheel", "size", "sha256")]) for i in range(3)]
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths))  # noqa: E731
+    return "\n".join([line(("wheel", "size", "sha256")), line(tuple("-" * w for w in widths))] + [line(r) for r in rows])

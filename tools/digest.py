@@ -1,0 +1,17 @@
+"""sha256 of a file: the one helper for this project's Python.
+
+tools/*.py import it as `digest` (their own folder is on sys.path), build/ci_build and the
+test drivers as `tools.digest` (the checkout is on theirs). third_party/private/source_tree.py
+calls hashlib itself: the repository rule runs that file with nothing of the project beside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    """The file's sha256 as hex, read in blocks: a TheRock tarball of GBs is never held in memory."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
