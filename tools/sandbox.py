@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -136,21 +137,17 @@ def cmd_clean(args: argparse.Namespace, paths: Paths) -> int:
     return 0
 
 
-def disk_usage(path: Path) -> int:
-    out = subprocess.run(["du", "-sx", "--block-size=1", str(path)], capture_output=True, text=True).stdout
-    return int(out.split("\t")[0]) if out else 0
-
-
 def cmd_prune(args: argparse.Namespace, paths: Paths) -> int:
     require_root_user()
     gone = orphans(output_bases(paths.bazel_user_root))
-    freed = 0
+    # What the file system gained, not `du` of each: output bases hold tens of thousands of files.
+    free_before = shutil.disk_usage(paths.bazel_user_root).free if gone else 0
     for base in gone:
-        size = disk_usage(base.path)
-        log(f"removing {base.path.name} ({size / 2**30:.1f} GiB): its checkout {base.workspace} no longer exists")
+        log(f"removing {base.path.name}: its checkout {base.workspace} no longer exists")
         remove_tree(base.path)
-        freed += size
-    log(f"pruned {len(gone)} output base(s) of deleted checkouts under {paths.bazel_user_root}, {freed / 2**30:.1f} GiB freed")
+    freed = shutil.disk_usage(paths.bazel_user_root).free - free_before if gone else 0
+    log(f"pruned {len(gone)} output base(s) of deleted checkouts under {paths.bazel_user_root}, "
+        f"about {max(freed, 0) / 2**30:.1f} GiB freed")
     return 0
 
 

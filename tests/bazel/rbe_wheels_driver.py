@@ -199,6 +199,7 @@ def main(argv: Sequence[str]) -> int:
                 if name == "dynamic":
                     in_sandbox(copy, "bazel", "clean")
                 results[name] = ci_build(copy, rbe, extra, markers)
+                (workdir / "results.json").write_text(json.dumps(results))  # what a timeout would lose
                 if results[name]["returncode"] != 0:
                     results["stopped_after"] = name
                     break

@@ -14,7 +14,8 @@ completing, all wheels byte-identical to the local build, none holding a build-m
 path; the second checkout first hit the cache for 240 of 264 spawns: 20 of the 24 others
 were compiles including @local_config_rocm's rocm_config.h, which named the TheRock toolkit's
 path under the output base (fixed; test_hermetic.py checks the header). After the fix: 260
-of 264 (the strict xfail below says what is left).
+of 264; the last 4 were the HIP compiles of JAX's kernels, whose rocm_config.json input named
+the output base (they take hip_action_key.json now; test_hermetic.py checks their inputs).
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ import sys
 import pytest
 
 from tests.bazel.test_therock_release import MAKE_TARBALL, VERSION
-from tests.conftest import CHECKOUT, DRIVER_TIMEOUT, sandbox
+from tests.conftest import CHECKOUT, sandbox
 
-pytestmark = [pytest.mark.bazel, pytest.mark.slow]
+# Four full builds on two cores: about 23 min alone, far more beside other builds.
+PROOF_TIMEOUT = 3300
+pytestmark = [pytest.mark.bazel, pytest.mark.slow, pytest.mark.timeout(PROOF_TIMEOUT + 300)]
 
 ALLOWED_REMOTE = {"remote", "remote cache hit", "internal"}
 
@@ -45,9 +48,11 @@ def builds(sandbox_root, tmp_path_factory) -> dict:
     try:
         result = subprocess.run([sys.executable, "-m", "tests.bazel.rbe_wheels_driver", str(workdir),
                                  f"--therock-path={tarball}"], cwd=CHECKOUT,
-                                capture_output=True, text=True, timeout=DRIVER_TIMEOUT)
+                                capture_output=True, text=True, timeout=PROOF_TIMEOUT)
     except subprocess.TimeoutExpired as e:
-        pytest.fail(f"the RBE wheel proof took over {DRIVER_TIMEOUT} s; last output:\n{(e.stderr or b'')[-5000:]}")
+        done = workdir / "results.json"  # the phases that finished, written after each
+        pytest.fail(f"the RBE wheel proof took over {PROOF_TIMEOUT} s; phases done: "
+                    f"{done.read_text() if done.exists() else '(none)'}\nlast output:\n{(e.stderr or b'')[-5000:]}")
     if result.returncode != 0:
         pytest.fail(f"rbe_wheels_driver exited {result.returncode}:\n{result.stderr[-5000:]}")
     return json.loads(result.stdout.splitlines()[-1])
