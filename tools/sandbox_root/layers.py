@@ -107,9 +107,17 @@ ROCM_SOLVER = Layer(
     packages=("librocsolver-dev",),
     probes=("usr/include/rocsolver/rocsolver.h",),
 )
+# What the wheel rules' Python actions import (wheel/private: wheel_builder.py uses
+# packaging, runpath.py pyelftools), on this root and on RBE workers whose image it is.
+# Every build of wheels ensures `full`; last, so that existing roots are extended.
+WHEEL_TOOLS = Layer(
+    name="wheel-tools",
+    packages=("python3-packaging", "python3-pyelftools"),
+    probes=("usr/lib/python3/dist-packages/packaging/version.py", "usr/lib/python3/dist-packages/elftools/elf/elffile.py"),
+)
 PROFILES: dict[str, tuple[Layer, ...]] = {
     "minimal": (BASE, ROCM_MINIMAL),
-    "full": (BASE, ROCM_MINIMAL, ROCM_FULL, JAX_KERNEL_DEPS, ROCM_SOLVER),
+    "full": (BASE, ROCM_MINIMAL, ROCM_FULL, JAX_KERNEL_DEPS, ROCM_SOLVER, WHEEL_TOOLS),
 }
 DEFAULT_PROFILE = "minimal"
 # Free space an `ensure` needs before it starts (measured roots: 3.0 and 9.3 GB,
