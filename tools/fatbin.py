@@ -9,17 +9,23 @@ optionally compressed (--offload-compress). This reads them without LLVM:
     libhip_kernels.so: 2 bundles; targets gfx1201, gfx90a, gfx942
 
 `--json` prints every bundle and entry. Exit status 1 when the file has no HIP device code.
+pyelftools finds the section (the test venv has it, pinned in requirements-test.txt; the
+sandbox root Debian's python3-pyelftools, tools/sandbox_root/layers.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import json
 import struct
 import sys
 import zlib
 from pathlib import Path
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
 
 BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 COMPRESSED_MAGIC = b"CCOB"
@@ -53,26 +59,19 @@ class Bundle:
 
 
 def elf_section(data: bytes, name: str) -> bytes | None:
-    """The contents of section `name` of a 64-bit little-endian ELF file, None if absent."""
-    if data[:4] != b"\x7fELF":
-        raise FatbinError("not an ELF file")
-    if data[4] != 2 or data[5] != 1:
-        raise FatbinError("only 64-bit little-endian ELF is supported")
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-
-    def header(i: int) -> tuple[int, int, int, int]:
-        name_off, sh_type, _flags, _addr, offset, size = struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
-        return name_off, sh_type, offset, size
-
-    _, _, str_off, str_size = header(shstrndx)
-    names = data[str_off:str_off + str_size]
-    for i in range(shnum):
-        name_off, sh_type, offset, size = header(i)
-        end = names.index(b"\0", name_off)
-        if names[name_off:end].decode() == name:
-            return b"" if sh_type == 8 else data[offset:offset + size]  # SHT_NOBITS has no contents
-    return None
+    """The contents of section `name` of an ELF file, None if absent."""
+    try:
+        elf = ELFFile(io.BytesIO(data))
+    except ELFError as exc:
+        raise FatbinError(f"not an ELF file ({exc})") from exc
+    try:
+        section = elf.get_section_by_name(name)
+        if section is None:
+            return None
+        # SHT_NOBITS has no contents in the file (pyelftools would make zeros of its size).
+        return b"" if section["sh_type"] == "SHT_NOBITS" else section.data()
+    except ELFError as exc:
+        raise FatbinError(f"malformed ELF file: {exc}") from exc
 
 
 def _decompress(method: str, payload: bytes) -> bytes:

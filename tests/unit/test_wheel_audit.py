@@ -17,6 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from elftools.elf.elffile import ELFFile
 
 from tests.conftest import CHECKOUT, load_module
 
@@ -351,16 +352,17 @@ BAZEL_RUNPATH = ("$ORIGIN/../../_solib_k8/_U_A_A_Umain~rocm~local_Uconfig_Urocm_
 WHEEL_RUNPATH = "$ORIGIN/../_rocm_sdk_core/lib:$ORIGIN/../rocm/lib:/opt/rocm/lib"
 
 
-def build_library(tmp_path: Path, name: str, *rpaths: str, new_dtags: bool = True) -> Path:
+def build_library(tmp_path: Path, name: str, *rpaths: str, new_dtags: bool = True, cflags: tuple[str, ...] = (),
+                  source: str = "int jax_rocm_f(void) { return 1; }\n") -> Path:
     """A small shared library built here by the host's C compiler, with these -rpath entries."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         pytest.skip("no C compiler on this host to build a test library")
     src = tmp_path / "f.c"
-    src.write_text("int jax_rocm_f(void) { return 1; }\n")
+    src.write_text(source)
     out = tmp_path / name
     flags = ["-Wl,--enable-new-dtags" if new_dtags else "-Wl,--disable-new-dtags"] + [f"-Wl,-rpath,{r}" for r in rpaths]
-    subprocess.run([cc, "-shared", "-fPIC", "-o", str(out), str(src), *flags], check=True)
+    subprocess.run([cc, "-shared", "-fPIC", *cflags, "-o", str(out), str(src), *flags], check=True)
     return out
 
 
@@ -425,3 +427,66 @@ def test_the_strip_tool_refuses_what_is_not_elf(tmp_path, capsys):
     text.write_text("not an ELF file\n")
     assert runpath_tool.main(["--in", str(text), "--out", str(tmp_path / "out.so")]) == 1
     assert "not an ELF file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rpaths, expected", [((BAZEL_RUNPATH, WHEEL_RUNPATH), {"RPATH": WHEEL_RUNPATH.split(":")}),
+                                              ((BAZEL_RUNPATH,), {})])
+def test_an_rpath_is_stripped_like_a_runpath(tmp_path, rpaths, expected):
+    """--disable-new-dtags links write DT_RPATH: its build-tree entries go the same way, and an emptied one too."""
+    library = build_library(tmp_path, "libx.so", *rpaths, new_dtags=False)
+    stripped = tmp_path / "libx-stripped.so"
+    assert runpath_tool.main(["--in", str(library), "--out", str(stripped)]) == 0
+    with open(stripped, "rb") as f:
+        assert runpath_tool.runpaths(f) == expected
+    assert wa.runpath_entries(stripped.read_bytes()) == [(kind, e) for kind, entries in expected.items() for e in entries]
+
+
+def test_a_32_bit_library_is_stripped(tmp_path):
+    """ELFCLASS32: 8-byte dynamic entries; -nostdlib, as a 64-bit host seldom has the 32-bit C library."""
+    try:
+        mixed = build_library(tmp_path, "lib32.so", BAZEL_RUNPATH, WHEEL_RUNPATH, cflags=("-m32", "-nostdlib"))
+        only = build_library(tmp_path, "lib32-only.so", BAZEL_RUNPATH, cflags=("-m32", "-nostdlib"))
+    except subprocess.CalledProcessError:
+        pytest.skip("the host's C compiler does not build 32-bit code")
+    for library, expected in ((mixed, [("RUNPATH", e) for e in WHEEL_RUNPATH.split(":")]), (only, [])):
+        stripped = tmp_path / f"stripped-{library.name}"
+        assert runpath_tool.main(["--in", str(library), "--out", str(stripped)]) == 0
+        assert stripped.read_bytes()[4] == 1  # still ELFCLASS32
+        assert wa.runpath_entries(stripped.read_bytes()) == expected
+    # The emptied RUNPATH's entry went and the rest moved up: one entry fewer before DT_NULL.
+    with open(only, "rb") as before, open(tmp_path / "stripped-lib32-only.so", "rb") as after:
+        assert len(runpath_tool.read_dynamic(after).entries) == len(runpath_tool.read_dynamic(before).entries) - 1
+
+
+def test_a_library_without_section_headers_is_stripped_through_its_segments(tmp_path):
+    """The loader needs no section headers, nor does the tool: PT_DYNAMIC, DT_STRTAB and PT_LOAD suffice."""
+    library = build_library(tmp_path, "libx.so", BAZEL_RUNPATH, WHEEL_RUNPATH)
+    data = bytearray(library.read_bytes())
+    data[0x28:0x30] = bytes(8)  # e_shoff
+    data[0x3C:0x40] = bytes(4)  # e_shnum, e_shstrndx
+    library.write_bytes(data)
+    stripped = tmp_path / "libx-stripped.so"
+    assert runpath_tool.main(["--in", str(library), "--out", str(stripped)]) == 0
+    with open(stripped, "rb") as f:
+        assert runpath_tool.runpaths(f) == {"RUNPATH": WHEEL_RUNPATH.split(":")}
+
+
+def test_a_runpath_sharing_its_tail_with_a_symbol_name_is_refused(tmp_path, capsys):
+    """GNU ld stores a symbol `lib` as the tail of ".../lib": shortening the string would rename the symbol."""
+    library = build_library(tmp_path, "libx.so", "$ORIGIN/../_solib_k8/lib", source="int lib(void) { return 1; }\n")
+    with open(library, "rb") as f:
+        elf = ELFFile(f)
+        runpath = next(elf.get_section_by_name(".dynamic").iter_tags("DT_RUNPATH"))["d_val"]
+        symbol = elf.get_section_by_name(".dynsym").get_symbol_by_name("lib")[0]
+        if symbol["st_name"] != runpath + len("$ORIGIN/../_solib_k8/"):
+            pytest.skip("this host's linker did not share the string's tail")
+    assert runpath_tool.main(["--in", str(library), "--out", str(tmp_path / "out.so")]) == 1
+    assert "the RUNPATH string shares bytes with other strings of the file" in capsys.readouterr().err
+
+
+def test_a_truncated_elf_file_is_refused_not_a_traceback(tmp_path, capsys):
+    library = build_library(tmp_path, "libx.so", BAZEL_RUNPATH)
+    cut = tmp_path / "cut.so"
+    cut.write_bytes(library.read_bytes()[:100])
+    assert runpath_tool.main(["--in", str(cut), "--out", str(tmp_path / "out.so")]) == 1
+    assert "malformed ELF file" in capsys.readouterr().err

@@ -14,7 +14,9 @@ is removed from the dynamic section rather than left as "" (which the loader wou
 the current directory).
 
 wheel/wheel_audit.py fails a wheel that still holds such an entry, with the same
-is_build_tree_entry. Stdlib only: Bazel runs it with the sandbox's Python.
+is_build_tree_entry. pyelftools reads the file (it cannot write one: the edits are bytes
+written at the offsets it gives). Bazel runs this with the sandbox's Python, whose root
+has Debian's python3-pyelftools (tools/sandbox_root/layers.py).
 """
 
 from __future__ import annotations
@@ -22,20 +24,20 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import shutil
-import struct
 import sys
 from pathlib import Path
 from typing import BinaryIO
+
+from elftools.common.exceptions import ELFError
+from elftools.common.utils import parse_cstring_from_stream
+from elftools.elf.elffile import ELFFile
 
 # Pieces of a path that only exist in a Bazel build tree: its shared-library symlink forest,
 # runfiles trees, the execution root, output folders, an output base (external repositories,
 # Bazel's default output user root).
 BUILD_TREE_MARKERS = ("_solib_", ".runfiles", "/execroot/", "bazel-out", "/_bazel_", "/external/")
 
-DT_NULL, DT_NEEDED, DT_STRTAB, DT_STRSZ, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 10, 14, 15, 29
-PT_LOAD, PT_DYNAMIC = 1, 2
-SHT_DYNSYM, SHT_GNU_VERDEF, SHT_GNU_VERNEED = 11, 0x6FFFFFFD, 0x6FFFFFFE
-_TAG_NAMES = {DT_RPATH: "RPATH", DT_RUNPATH: "RUNPATH"}
+_TAG_NAMES = {"DT_RPATH": "RPATH", "DT_RUNPATH": "RUNPATH"}
 
 
 class ElfError(ValueError):
@@ -53,76 +55,60 @@ def is_build_tree_entry(entry: str) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class DynamicEntry:
-    offset: int  # file offset of the entry
-    tag: int
+    index: int  # in the dynamic table
+    tag: str | int  # pyelftools' name ("DT_RUNPATH"), the number of a tag it does not know
     value: int
 
 
 @dataclasses.dataclass(frozen=True)
 class Dynamic:
+    elf: ELFFile
+    offset: int  # file offset of the dynamic table
+    table: bytes  # its bytes, as the file holds them
+    entry_size: int
     entries: tuple[DynamicEntry, ...]  # up to and including the first DT_NULL
     strtab: int  # file offset of the dynamic string table
     strsz: int
 
-    def string(self, f: BinaryIO, index: int) -> str:
-        return _cstring(f, self.strtab + index, self.strsz - index)
+    def raw(self, entry: DynamicEntry) -> bytes:
+        return self.table[entry.index * self.entry_size:(entry.index + 1) * self.entry_size]
 
-
-def _read(f: BinaryIO, offset: int, size: int) -> bytes:
-    f.seek(offset)
-    data = f.read(size)
-    if len(data) != size:
-        raise ElfError(f"truncated: wanted {size} bytes at {offset}")
-    return data
-
-
-def _cstring(f: BinaryIO, offset: int, limit: int) -> str:
-    f.seek(offset)
-    data = f.read(max(0, min(limit, 1 << 16)))
-    end = data.find(b"\0")
-    if end < 0:
-        raise ElfError(f"unterminated string at {offset}")
-    return data[:end].decode("utf-8", "surrogateescape")
-
-
-def _header(f: BinaryIO) -> tuple:
-    f.seek(0)
-    if f.read(4) != b"\x7fELF":
-        raise ElfError("not an ELF file")
-    ident = _read(f, 0, 64)
-    if ident[4] != 2 or ident[5] != 1:
-        raise ElfError("not a little-endian 64-bit ELF file")
-    phoff, shoff = struct.unpack_from("<QQ", ident, 0x20)
-    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", ident, 0x36)
-    return phoff, phentsize, phnum, shoff, shentsize, shnum
+    def string(self, index: int) -> str:
+        # Raw bytes, not pyelftools' decoded strings (it replaces bytes that are not UTF-8):
+        # what is written back must be the very bytes that were there.
+        data = parse_cstring_from_stream(self.elf.stream, self.strtab + index)
+        if data is None or len(data) >= self.strsz - index:
+            raise ElfError(f"unterminated string at {self.strtab + index}")
+        return data.decode("utf-8", "surrogateescape")
 
 
 def read_dynamic(f: BinaryIO) -> Dynamic | None:
-    """The dynamic section of an ELF file (None for one without: a static object)."""
-    phoff, phentsize, phnum, *_ = _header(f)
-    loads, dynamic = [], None
-    for i in range(phnum):
-        p_type, _flags, p_offset, p_vaddr, _paddr, p_filesz = struct.unpack("<IIQQQQ", _read(f, phoff + i * phentsize, 40))
-        if p_type == PT_LOAD:
-            loads.append((p_vaddr, p_offset, p_filesz))
-        elif p_type == PT_DYNAMIC:
-            dynamic = (p_offset, p_filesz)
-    if dynamic is None:
+    """The dynamic table of an ELF file (None for one without: a static object)."""
+    try:
+        elf = ELFFile(f)
+    except ELFError as e:
+        raise ElfError(f"not an ELF file ({e})") from e
+    segment = next(elf.iter_segments(type="PT_DYNAMIC"), None)
+    if segment is None:
         return None
+    # The loader's view: the PT_DYNAMIC segment and the DT_STRTAB it names, which a file
+    # without section headers has too. Entries are parsed with pyelftools' Elf_Dyn (either
+    # ELF class and byte order) rather than segment.iter_tags(), which first looks up tags'
+    # strings and, finding no string table, fails with no message (0.33: AssertionError).
+    table, size = segment.data(), elf.structs.Elf_Dyn.sizeof()
     entries = []
-    for offset in range(dynamic[0], dynamic[0] + dynamic[1] - 15, 16):
-        tag, value = struct.unpack("<qQ", _read(f, offset, 16))
-        entries.append(DynamicEntry(offset, tag, value))
-        if tag == DT_NULL:
+    for i in range(len(table) // size):
+        dyn = elf.structs.Elf_Dyn.parse(table[i * size:(i + 1) * size])
+        entries.append(DynamicEntry(i, dyn["d_tag"], dyn["d_val"]))
+        if dyn["d_tag"] == "DT_NULL":
             break
     by_tag = {e.tag: e.value for e in entries}
-    if DT_STRTAB not in by_tag:
+    if "DT_STRTAB" not in by_tag:
         raise ElfError("dynamic section without DT_STRTAB")
-    address = by_tag[DT_STRTAB]
-    for vaddr, offset, filesz in loads:
-        if vaddr <= address < vaddr + filesz:
-            return Dynamic(tuple(entries), address - vaddr + offset, by_tag.get(DT_STRSZ, 0))
-    raise ElfError(f"DT_STRTAB address {address:#x} is in no PT_LOAD segment")
+    strtab = next(elf.address_offsets(by_tag["DT_STRTAB"]), None)
+    if strtab is None:
+        raise ElfError(f"DT_STRTAB address {by_tag['DT_STRTAB']:#x} is in no PT_LOAD segment")
+    return Dynamic(elf, segment["p_offset"], table, size, tuple(entries), strtab, by_tag.get("DT_STRSZ", 0))
 
 
 def runpaths(f: BinaryIO) -> dict[str, list[str]]:
@@ -131,42 +117,24 @@ def runpaths(f: BinaryIO) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for entry in dynamic.entries if dynamic else ():
         if entry.tag in _TAG_NAMES:
-            out.setdefault(_TAG_NAMES[entry.tag], []).extend(p for p in dynamic.string(f, entry.value).split(":"))
+            out.setdefault(_TAG_NAMES[entry.tag], []).extend(dynamic.string(entry.value).split(":"))
     return out
 
 
-def _string_references(f: BinaryIO, dynamic: Dynamic) -> set[int]:
+def _string_references(dynamic: Dynamic) -> set[int]:
     """Every offset into the dynamic string table the file refers to: dynamic entries,
     dynamic symbols' names, version definitions and needs (GNU ld shares string tails)."""
-    refs = {e.value for e in dynamic.entries if e.tag in (DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH)}
-    *_, shoff, shentsize, shnum = _header(f)
-    for i in range(shnum if shoff else 0):
-        sh_name, sh_type, _flags, _addr, sh_offset, sh_size, _link, sh_info, _align, sh_entsize = struct.unpack(
-            "<IIQQQQIIQQ", _read(f, shoff + i * shentsize, 64))
-        if sh_type == SHT_DYNSYM and sh_entsize:
-            for j in range(sh_size // sh_entsize):
-                refs.add(struct.unpack("<I", _read(f, sh_offset + j * sh_entsize, 4))[0])
-        elif sh_type == SHT_GNU_VERNEED:
-            offset = sh_offset
-            for _ in range(sh_info):
-                _ver, cnt, file_, aux, nxt = struct.unpack("<HHIII", _read(f, offset, 16))
-                refs.add(file_)
-                a = offset + aux
-                for _ in range(cnt):
-                    _hash, _flags2, _other, name, anext = struct.unpack("<IHHII", _read(f, a, 16))
-                    refs.add(name)
-                    a += anext
-                offset += nxt
-        elif sh_type == SHT_GNU_VERDEF:
-            offset = sh_offset
-            for _ in range(sh_info):
-                _ver, _flags2, _ndx, cnt, _hash, aux, nxt = struct.unpack("<HHHHIII", _read(f, offset, 20))
-                a = offset + aux
-                for _ in range(cnt):
-                    name, anext = struct.unpack("<II", _read(f, a, 8))
-                    refs.add(name)
-                    a += anext
-                offset += nxt
+    refs = {e.value for e in dynamic.entries if e.tag in ("DT_NEEDED", "DT_SONAME", "DT_RPATH", "DT_RUNPATH")}
+    for section in dynamic.elf.iter_sections():
+        if section["sh_type"] == "SHT_DYNSYM":
+            refs.update(symbol["st_name"] for symbol in section.iter_symbols())
+        elif section["sh_type"] == "SHT_GNU_verneed":
+            for version, auxiliaries in section.iter_versions():
+                refs.add(version["vn_file"])
+                refs.update(aux["vna_name"] for aux in auxiliaries)
+        elif section["sh_type"] == "SHT_GNU_verdef":
+            for _version, auxiliaries in section.iter_versions():
+                refs.update(aux["vda_name"] for aux in auxiliaries)
     return refs
 
 
@@ -181,13 +149,13 @@ def strip_build_tree(f: BinaryIO) -> list[str]:
     for entry in dynamic.entries:
         if entry.tag not in _TAG_NAMES:
             continue
-        text = dynamic.string(f, entry.value)
+        text = dynamic.string(entry.value)
         parts = text.split(":")
         keep = [p for p in parts if p and not is_build_tree_entry(p)]
         gone = [p for p in parts if p and is_build_tree_entry(p)]
         if not gone:
             continue
-        refs = _string_references(f, dynamic) if refs is None else refs
+        refs = _string_references(dynamic) if refs is None else refs
         inside = sorted(r for r in refs if entry.value < r <= entry.value + len(text.encode("utf-8", "surrogateescape")))
         if inside:
             raise ElfError(f"the {_TAG_NAMES[entry.tag]} string shares bytes with other strings of the file "
@@ -200,14 +168,11 @@ def strip_build_tree(f: BinaryIO) -> list[str]:
         if not keep:
             drop.append(entry)
     if drop:
-        # Remove the emptied entries: the rest moves up, DT_NULLs fill the end.
-        kept = [e for e in dynamic.entries if e not in drop and e.tag != DT_NULL]
-        start = dynamic.entries[0].offset
-        f.seek(start)
-        for e in kept:
-            f.write(struct.pack("<qQ", e.tag, e.value))
-        for _ in range(len(dynamic.entries) - len(kept)):
-            f.write(struct.pack("<qQ", DT_NULL, 0))
+        # Remove the emptied entries: the rest moves up, as they were, and DT_NULLs (all zero
+        # bytes in either ELF class and byte order) fill the end.
+        kept = [dynamic.raw(e) for e in dynamic.entries if e not in drop and e.tag != "DT_NULL"]
+        f.seek(dynamic.offset)
+        f.write(b"".join(kept) + b"\0" * (dynamic.entry_size * (len(dynamic.entries) - len(kept))))
     return removed
 
 
@@ -223,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
             strip_build_tree(f)
     except ElfError as e:
         print(f"runpath: {args.src}: {e}", file=sys.stderr)
+        return 1
+    except ELFError as e:  # pyelftools' word for a file it cannot parse, e.g. a truncated one
+        print(f"runpath: {args.src}: malformed ELF file: {e}", file=sys.stderr)
         return 1
     return 0
 
