@@ -3,6 +3,8 @@ the ROCm runtime applies them, shared by the pjrt wheel's loader and pytest-rocm
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.conftest import CHECKOUT, CPU_NODE as CPU, gpu_node as gpu, kfd_tree, load_module
@@ -56,3 +58,9 @@ def test_gpus_without_a_unique_id_are_reachable_by_index_only(tmp_path):
 def test_hip_visible_devices_keeps_the_leading_valid_indices(value, count):
     assert gpus.hip_visible_count(value, 3) == count
 
+
+def test_pytest_rocm_uses_this_very_file():
+    # One implementation: pytest-rocm's gpus.py is a relative symlink (setuptools packs its content).
+    link = CHECKOUT / "pytest_rocm" / "pytest_rocm" / "gpus.py"
+    assert link.is_symlink() and os.readlink(link) == "../../jax_plugins/rocm/gpus.py"
+    assert link.resolve() == SOURCE.resolve()
