@@ -80,6 +80,29 @@ def load_module(name: str, path: Path):
     return module
 
 
+# A fake root for jax_plugins/rocm/gpus.py and its users: KFD topology nodes as
+# (simd_count, unique_id), node 0 usually the CPU.
+CPU_NODE = (0, 0)
+
+
+def gpu_node(unique_id: int = 0) -> tuple[int, int]:
+    return (304, unique_id)
+
+
+def kfd_tree(root: Path, nodes: list[tuple[int, int]], dev_kfd: bool = True) -> Path:
+    """A fake root with KFD topology nodes (simd_count, unique_id) and /dev/kfd."""
+    for i, (simd, unique_id) in enumerate(nodes):
+        node = root / "sys/class/kfd/kfd/topology/nodes" / str(i)
+        node.mkdir(parents=True)
+        (node / "properties").write_text(
+            f"cpu_cores_count {0 if simd else 16}\nsimd_count {simd}\nunique_id {unique_id}\n"
+            "gfx_target_version 90402\n")
+    (root / "dev").mkdir(parents=True, exist_ok=True)
+    if dev_kfd:
+        (root / "dev/kfd").write_text("")
+    return root
+
+
 @pytest.fixture(scope="session")
 def sandbox_module():
     return load_module("sandbox", SANDBOX_PY)

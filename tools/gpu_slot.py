@@ -11,7 +11,9 @@ slot is freed the moment the test ends, crashes or is killed. `--all`
 
 The slots are pytest_rocm.slots' (pytest_rocm/), shared with the pytest plugin:
 JAX_ROCM_GPU_COUNT=N forces the GPU count, JAX_ROCM_TESTS_PER_GPU=K shares each GPU,
-JAX_ROCM_GPU_LOCK_DIR moves the lock files (default /var/tmp/jax-rocm-gpu-slots).
+JAX_ROCM_GPU_LOCK_DIR moves the lock files (default /var/tmp/jax-rocm-gpu-slots). An
+inherited ROCR_VISIBLE_DEVICES narrows the GPUs as the ROCm runtime does
+(jax_plugins/rocm/gpus.py, which pytest_rocm/pytest_rocm/gpus.py links to).
 """
 
 from __future__ import annotations

@@ -32,7 +32,8 @@ Environment:
   JAX_PLATFORMS                              containing ``rocm`` or ``gpu``: register even when
                                              no GPU is detected, so JAX reports its own error.
 GPUs are counted without initialising HIP: GPU nodes (simd_count > 0) of the KFD topology
-in sysfs, filtered by ROCR_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES as the ROCm runtime does.
+in sysfs, filtered by ROCR_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES as the ROCm runtime does;
+that logic lives in gpus.py (beside this file), shared with pytest-rocm.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+# Relative: the wheel renames this package to xla_rocm<N>.
+from .gpus import KFD_NODES, hip_visible_count, kfd_gpus, rocr_visible
+
 logger = logging.getLogger(__name__)
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -56,7 +60,6 @@ LIBRARY_NAME = "xla_rocm_plugin.so"
 BUILD_INFO_NAME = "build_info.json"
 LIBRARY_VARIABLE = "JAX_ROCM_PLUGIN_LIBRARY"
 GPU_COUNT_VARIABLE = "JAX_ROCM_GPU_COUNT"
-KFD_NODES = Path("sys/class/kfd/kfd/topology/nodes")  # relative to the root given
 PLATFORM = "ROCM"  # XLA's platform name for custom calls and FFI targets
 PRIORITY = 500  # as the published loader: above CPU
 # RCCL keeps its inter-process buffers in /dev/shm; Docker's default of 64 MiB makes
@@ -125,79 +128,6 @@ def resolve_library(environ: Mapping[str, str], package_dir: Path) -> tuple[Path
 
 
 @dataclasses.dataclass(frozen=True)
-class KfdGpu:
-    node: int
-    unique_id: int  # 0 when the kernel does not report one
-
-
-def kfd_gpus(nodes_dir: Path) -> list[KfdGpu] | None:
-    """GPU nodes of a KFD topology (CPU nodes have simd_count 0), in node order; None without KFD."""
-    if not nodes_dir.is_dir():
-        return None
-    gpus = []
-    for node in nodes_dir.iterdir():
-        if not node.name.isdigit():
-            continue
-        try:
-            text = (node / "properties").read_text(encoding="ascii", errors="replace")
-        except OSError:
-            continue
-        fields = dict(re.findall(r"^(\w+)\s+(\d+)\s*$", text, re.M))
-        if int(fields.get("simd_count", "0")) > 0:
-            gpus.append(KfdGpu(int(node.name), int(fields.get("unique_id", "0"))))
-    return sorted(gpus, key=lambda g: g.node)
-
-
-def _strtol0(token: str) -> int | None:
-    """C's strtol(token, &end, 0) with *end required to be the end ("" is 0, "010" is octal)."""
-    if token == "":
-        return 0
-    if re.fullmatch(r"[+-]?0[0-7]+", token):
-        return int(token, 8)
-    try:
-        return int(token, 0)
-    except ValueError:
-        return None
-
-
-def rocr_visible_count(value: str, gpus: Sequence[KfdGpu]) -> int:
-    """GPUs the ROCm runtime shows under ROCR_VISIBLE_DEVICES=value (set, possibly empty).
-
-    Mirrors ROCr's RvdFilter: tokens are indices or (prefixes of) UUIDs GPU-<16 hex digits of
-    unique_id>; the first invalid, out-of-range or repeated token ends the list.
-    """
-    if value == "":
-        return 0
-    uuids = [f"GPU-{g.unique_id:016X}" if g.unique_id else "Invalid-UUID" for g in gpus]
-    tokens = [t.strip().upper() for t in value.split(",")]
-    seen: set[int] = set()
-    for token in tokens[: len(gpus)]:
-        if token.startswith("G"):
-            matches = [i for i, u in enumerate(uuids) if 5 <= len(token) <= 20 and u.startswith(token)]
-            index = matches[0] if len(matches) == 1 else None
-        else:
-            index = _strtol0(token)
-        if index is None or not 0 <= index < len(gpus) or index in seen:
-            break
-        seen.add(index)
-    return len(seen)
-
-
-def hip_visible_count(value: str, count: int) -> int:
-    """GPUs left by HIP_VISIBLE_DEVICES=value (non-empty) out of count: the leading valid,
-    distinct indices. Left unchanged when a token is not an index (e.g. a UUID)."""
-    tokens = [t.strip() for t in value.split(",")]
-    if not all(re.fullmatch(r"-?\d+", t) for t in tokens):
-        return count
-    seen: set[int] = set()
-    for index in map(int, tokens):
-        if not 0 <= index < count or index in seen:
-            break
-        seen.add(index)
-    return len(seen)
-
-
-@dataclasses.dataclass(frozen=True)
 class GpuCount:
     count: int
     reason: str  # where the count came from, or why it is zero (for messages)
@@ -222,7 +152,7 @@ def count_gpus(environ: Mapping[str, str], root: Path = Path("/")) -> GpuCount:
     count, reason = len(gpus), f"{len(gpus)} GPU node(s) in {shown}"
     if "ROCR_VISIBLE_DEVICES" in environ:
         rvd = environ["ROCR_VISIBLE_DEVICES"]
-        count = rocr_visible_count(rvd, gpus)
+        count = len(rocr_visible(rvd, gpus))
         reason += f", {count} of them visible with ROCR_VISIBLE_DEVICES={rvd!r}"
     hvd = environ.get("HIP_VISIBLE_DEVICES", "").strip()
     if count and hvd:

@@ -16,8 +16,9 @@ Serial pass (--rocm-multi-accelerator): only the tests marked `multiaccelerator`
 this one process, with every GPU visible; it first takes every slot, so it waits for
 parallel runs (and jax-rocm-build's Bazel test wrapper) to leave the GPUs.
 
-GPUs come from the system (KFD topology, then rocminfo; an inherited ROCR_VISIBLE_DEVICES
-limits them) and can be forced with JAX_ROCM_GPU_COUNT=N; see pytest_rocm.slots.
+GPUs come from the system (KFD topology, filtered by an inherited ROCR_VISIBLE_DEVICES as
+the ROCm runtime filters it, in pytest_rocm.gpus; then rocminfo) and can be forced with
+JAX_ROCM_GPU_COUNT=N; see pytest_rocm.slots.
 The fixture `rocm_gpus` is the tuple of physical GPU ids this test process sees.
 """
 

@@ -11,10 +11,13 @@ upstream JAX CI pairs the variables: ROCR_VISIBLE_DEVICES=<physical GPU> (the RO
 runtime shows only that GPU) and HIP_VISIBLE_DEVICES=0 (HIP sees it as device 0).
 
 GPUs: JAX_ROCM_GPU_COUNT=N (or upstream's TF_GPU_COUNT) forces N, e.g. to exercise the
-slots on a machine without GPUs; otherwise the GPU nodes of the KFD topology in sysfs
-are counted, then `rocminfo`'s. An ROCR_VISIBLE_DEVICES already set (a CI runner's share
-of the host) limits the slots to those GPUs. JAX_ROCM_TESTS_PER_GPU=K lets K users share
-each GPU.
+slots on a machine without GPUs; otherwise they are the GPU nodes of the KFD topology in
+sysfs, left as the ROCm runtime leaves them by an ROCR_VISIBLE_DEVICES already set (a CI
+runner's share of the host), then `rocminfo`'s. Reading the topology and
+ROCR_VISIBLE_DEVICES is pytest_rocm.gpus, the same file as the pjrt wheel's loader uses
+(jax_plugins/rocm/gpus.py in jax-rocm-build). Without a topology (a forced count, or
+rocminfo) the tokens of ROCR_VISIBLE_DEVICES, as given, are the GPUs.
+JAX_ROCM_TESTS_PER_GPU=K lets K users share each GPU.
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ import time
 from pathlib import Path
 from typing import Callable, Mapping
 
+from .gpus import KFD_NODES, kfd_gpus, rocr_visible
+
 DEFAULT_LOCK_DIR = Path("/var/tmp/jax-rocm-gpu-slots")
-KFD_NODES = Path("/sys/class/kfd/kfd/topology/nodes")
 FORCE_VARIABLES = ("JAX_ROCM_GPU_COUNT", "TF_GPU_COUNT")
 
 
@@ -51,7 +55,7 @@ class SlotError(Exception):
 
 @dataclasses.dataclass(frozen=True)
 class Slot:
-    gpu: str  # the physical GPU index given to ROCR_VISIBLE_DEVICES
+    gpu: str  # the physical GPU given to ROCR_VISIBLE_DEVICES (see find_gpus)
     share: int  # which of the JAX_ROCM_TESTS_PER_GPU shares of that GPU
 
     @property
@@ -63,18 +67,6 @@ class Slot:
 class Gpus:
     ids: tuple[str, ...]
     source: str  # where the count came from, for messages
-
-
-def kfd_gpu_count(nodes: Path = KFD_NODES) -> int | None:
-    """GPU nodes of the KFD topology (CPU nodes have simd_count 0); None without KFD."""
-    if not nodes.is_dir():
-        return None
-    count = 0
-    for properties in nodes.glob("*/properties"):
-        match = re.search(r"^simd_count\s+(\d+)", properties.read_text(errors="replace"), re.M)
-        if match and int(match.group(1)) > 0:
-            count += 1
-    return count
 
 
 def rocminfo_gpu_count(output: str) -> int:
@@ -92,27 +84,45 @@ def _rocminfo() -> str | None:
         return None
 
 
-def find_gpus(environ: Mapping[str, str], kfd: Callable[[], int | None] = kfd_gpu_count,
+def _as_given(count: int, rocr: str | None) -> tuple[str, ...]:
+    """Ids of `count` GPUs with no topology to resolve ROCR_VISIBLE_DEVICES against: its first
+    `count` tokens as given (rocminfo has already applied it), else 0..count-1."""
+    tokens = [t.strip() for t in (rocr or "").split(",") if t.strip()]
+    return tuple(tokens[:count]) if tokens else tuple(str(i) for i in range(count))
+
+
+def find_gpus(environ: Mapping[str, str], root: Path = Path("/"),
               rocminfo: Callable[[], str | None] = _rocminfo) -> Gpus:
+    """The GPUs to make slots of; root is "/" but for tests."""
+    rocr = environ.get("ROCR_VISIBLE_DEVICES")
+    limited = f", limited to ROCR_VISIBLE_DEVICES={rocr}" if (rocr or "").strip() else ""
     forced = next(((v, environ[v]) for v in FORCE_VARIABLES if environ.get(v, "").strip()), None)
-    if forced:
+    shown = Path("/") / KFD_NODES
+    if forced:  # no detection, as JAX_ROCM_GPU_COUNT means to the pjrt wheel's loader
         name, value = forced
         if not value.strip().isdigit() or int(value) < 1:
             raise SlotError(f"{name}={value!r} is not a positive GPU count")
-        count, source = int(value), f"{name}={value}"
+        ids, source = _as_given(int(value), rocr), f"{name}={value}{limited}"
+    elif found := kfd_gpus(root / KFD_NODES):
+        # A slot's id is the GPU's index in KFD node order (the ROCm runtime's numbering), not
+        # the token as the inherited ROCR_VISIBLE_DEVICES spells it (a UUID, 0x1, 01): the
+        # slot's ROCR_VISIBLE_DEVICES=<index> replaces the inherited one and still selects that
+        # physical GPU (upstream's pairing with HIP_VISIBLE_DEVICES=0 holds), and the GPU's
+        # lock file has one name however a run spells it, so two runs cannot both hold it.
+        visible = found if rocr is None else rocr_visible(rocr, found)
+        ids = tuple(str(g.index) for g in visible)
+        source = f"{len(found)} GPU node(s) in {shown}"
+        if rocr is not None:
+            source += f", {len(ids)} of them visible with ROCR_VISIBLE_DEVICES={rocr!r}"
     else:
-        count, source = kfd(), f"KFD topology ({KFD_NODES})"
-        if not count:
-            output = rocminfo()
-            count, source = (rocminfo_gpu_count(output), "rocminfo") if output is not None else (0, source)
-    visible = [v.strip() for v in environ.get("ROCR_VISIBLE_DEVICES", "").split(",") if v.strip()]
-    ids = tuple(visible[:count]) if visible else tuple(str(i) for i in range(count))
-    if visible:
-        source += f", limited to ROCR_VISIBLE_DEVICES={','.join(visible)}"
+        output = rocminfo()
+        count = rocminfo_gpu_count(output) if output is not None else 0
+        ids = _as_given(count, rocr)
+        source = f"rocminfo{limited}" if count else f"no GPU node in {shown}, nor in rocminfo"
     if not ids:
         raise SlotError(
-            f"no AMD GPU found ({source} shows none, and rocminfo none). On a GPU host check that "
-            "/dev/kfd is accessible (group render/video); to exercise the wrapper without GPUs set JAX_ROCM_GPU_COUNT=N"
+            f"no AMD GPU found ({source}). On a GPU host check that /dev/kfd is accessible (group render/video); "
+            "to exercise the wrapper without GPUs set JAX_ROCM_GPU_COUNT=N"
         )
     return Gpus(ids, source)
 

@@ -70,6 +70,7 @@ def test_a_rocm_10_toolkit_makes_rocm10_wheels_with_the_names_jax_discovers(in_s
     with zipfile.ZipFile(pjrt) as z:
         names = z.namelist()
         assert "jax_plugins/xla_rocm10/xla_rocm_plugin.so" in names and "jax_plugins/xla_rocm10/__init__.py" in names
+        assert "jax_plugins/xla_rocm10/gpus.py" in names  # the loader imports it
         entry_points = z.read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
         info = json.loads(z.read("jax_plugins/xla_rocm10/build_info.json"))
     assert "xla_rocm10 = jax_plugins.xla_rocm10" in entry_points

@@ -3,6 +3,7 @@ GPU discovery, slot planning, and real processes contending for slots."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import subprocess
@@ -12,48 +13,63 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, load_module
+from tests.conftest import CHECKOUT, CPU_NODE as CPU, gpu_node as gpu, kfd_tree, load_module
 
 pytestmark = pytest.mark.unit
 
 GPU_SLOT = CHECKOUT / "tools" / "gpu_slot.py"
 gs = load_module("gpu_slot", GPU_SLOT)
-slots = load_module("pytest_rocm_slots", CHECKOUT / "pytest_rocm" / "pytest_rocm" / "slots.py")
-
-
-def no_kfd() -> None:
-    return None
+# The package gpu_slot.py imported: slots.py imports gpus.py beside it relatively.
+slots = importlib.import_module("pytest_rocm.slots")
 
 
 def no_rocminfo() -> None:
     return None
 
 
-def test_a_forced_count_wins_and_upstream_variable_is_honoured():
-    assert slots.find_gpus({"JAX_ROCM_GPU_COUNT": "4"}, no_kfd, no_rocminfo).ids == ("0", "1", "2", "3")
-    assert slots.find_gpus({"TF_GPU_COUNT": "2"}, lambda: 8, no_rocminfo).ids == ("0", "1")
+def test_a_forced_count_wins_and_upstream_variable_is_honoured(tmp_path):
+    assert slots.find_gpus({"JAX_ROCM_GPU_COUNT": "4"}, tmp_path, no_rocminfo).ids == ("0", "1", "2", "3")
+    eight = kfd_tree(tmp_path / "eight", [CPU] + [gpu()] * 8)
+    assert slots.find_gpus({"TF_GPU_COUNT": "2"}, eight, no_rocminfo).ids == ("0", "1")
     with pytest.raises(slots.SlotError, match="not a positive GPU count"):
-        slots.find_gpus({"JAX_ROCM_GPU_COUNT": "four"}, no_kfd, no_rocminfo)
+        slots.find_gpus({"JAX_ROCM_GPU_COUNT": "four"}, tmp_path, no_rocminfo)
 
 
-def test_an_existing_rocr_visible_devices_limits_the_slots_to_those_gpus():
-    gpus = slots.find_gpus({"ROCR_VISIBLE_DEVICES": "4,5,6", "JAX_ROCM_GPU_COUNT": "2"}, no_kfd, no_rocminfo)
+def test_a_forced_count_takes_rocr_visible_devices_tokens_as_given(tmp_path):
+    gpus = slots.find_gpus({"ROCR_VISIBLE_DEVICES": "4,5,6", "JAX_ROCM_GPU_COUNT": "2"}, tmp_path, no_rocminfo)
     assert gpus.ids == ("4", "5") and "limited to ROCR_VISIBLE_DEVICES=4,5,6" in gpus.source
 
 
-def test_kfd_topology_counts_gpu_nodes_only(tmp_path):
-    for node, simds in (("0", 0), ("1", 304), ("2", 304)):  # node 0 is the CPU
-        (tmp_path / node).mkdir()
-        (tmp_path / node / "properties").write_text(f"cpu_cores_count 0\nsimd_count {simds}\ngfx_target_version 90402\n")
-    assert slots.kfd_gpu_count(tmp_path) == 2
-    assert slots.kfd_gpu_count(tmp_path / "absent") is None
+def test_the_kfd_topology_gives_one_slot_per_gpu_node(tmp_path):
+    gpus = slots.find_gpus({}, kfd_tree(tmp_path, [CPU, gpu(), gpu()]), no_rocminfo)
+    assert gpus.ids == ("0", "1") and gpus.source == "2 GPU node(s) in /sys/class/kfd/kfd/topology/nodes"
 
 
-def test_rocminfo_is_the_fallback_and_no_gpu_says_how_to_force():
+@pytest.mark.parametrize("value, ids", [
+    ("1,7,0", ("1",)),  # 7 is out of range: the ROCm runtime ends the list there, so 0 is not visible
+    ("1,0", ("1", "0")), ("1,1", ("1",)), ("0x1", ("1",)),  # the index, however the token spells it
+    ("GPU-00000000000000CD", ("1",)), ("gpu-00000000000000ab,GPU-00000000000000CD", ("0", "1")),
+])
+def test_an_inherited_rocr_visible_devices_leaves_the_gpus_the_rocm_runtime_would(tmp_path, value, ids):
+    root = kfd_tree(tmp_path, [CPU, gpu(0xAB), gpu(0xCD)])
+    gpus = slots.find_gpus({"ROCR_VISIBLE_DEVICES": value}, root, no_rocminfo)
+    assert gpus.ids == ids and f"{len(ids)} of them visible with ROCR_VISIBLE_DEVICES={value!r}" in gpus.source
+
+
+def test_no_gpu_left_by_rocr_visible_devices_says_so(tmp_path):
+    with pytest.raises(slots.SlotError, match=r"0 of them visible with ROCR_VISIBLE_DEVICES='7'"):
+        slots.find_gpus({"ROCR_VISIBLE_DEVICES": "7"}, kfd_tree(tmp_path, [CPU, gpu()]), no_rocminfo)
+
+
+def test_rocminfo_is_the_fallback_and_no_gpu_says_how_to_force(tmp_path):
     rocminfo = "Agent 1\n  Device Type:             CPU\nAgent 2\n  Device Type:             GPU\nAgent 3\n  Device Type:             GPU\n"
-    assert slots.find_gpus({}, no_kfd, lambda: rocminfo).ids == ("0", "1")
-    with pytest.raises(slots.SlotError, match="set JAX_ROCM_GPU_COUNT=N"):
-        slots.find_gpus({}, lambda: 0, no_rocminfo)
+    assert slots.find_gpus({}, tmp_path, lambda: rocminfo).ids == ("0", "1")
+    # rocminfo has applied ROCR_VISIBLE_DEVICES already: its tokens name the GPUs it lists.
+    assert slots.find_gpus({"ROCR_VISIBLE_DEVICES": "3,1"}, tmp_path, lambda: rocminfo).ids == ("3", "1")
+    cpu_only = kfd_tree(tmp_path / "cpu-only", [CPU])
+    assert slots.find_gpus({}, cpu_only, lambda: rocminfo).source == "rocminfo"
+    with pytest.raises(slots.SlotError, match="nor in rocminfo.*set JAX_ROCM_GPU_COUNT=N"):
+        slots.find_gpus({}, cpu_only, no_rocminfo)
 
 
 def test_slots_fill_every_gpu_before_sharing_one():

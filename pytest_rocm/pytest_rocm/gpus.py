@@ -1,0 +1,1 @@
+../../jax_plugins/rocm/gpus.py
