@@ -15,6 +15,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -188,6 +189,28 @@ def test_names_are_normalised(distribution):
     assert spec.filename() == f"{DIST}-{DEV_VERSION}-{TAG}.whl"
     assert spec.dist_info == f"{DIST}-{DEV_VERSION}.dist-info"
     assert f"Name: {PROJECT}\n" in wb.metadata_text(spec)
+
+
+@pytest.mark.parametrize("distribution", ["jax rocm7", "-jax_rocm7", "jax_rocm7.", "jax_rocm7>=1", "jax_rocm7[x]", "jax/rocm7", ""])
+def test_invalid_names_are_rejected(tmp_path, distribution):
+    spec = make_spec(tmp_path, distribution=distribution)
+    for make in (spec.filename, lambda: wb.metadata_text(spec), lambda: wb.write_wheel(spec, tmp_path / "out")):
+        with pytest.raises(wb.SpecError, match=re.escape(f"distribution {distribution!r} is not a valid name")):
+            make()
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("extra, normalised", [("with-rocm", "with-rocm"), ("With_ROCm", "with-rocm"), ("rocm.7", "rocm-7")])
+def test_extras_are_normalised(tmp_path, extra, normalised):
+    message = email.parser.Parser().parsestr(wb.metadata_text(make_spec(tmp_path, extras={extra: ["numpy"]})))
+    assert message.get_all("Provides-Extra") == [normalised]
+    assert message.get_all("Requires-Dist")[-1] == f'numpy; extra == "{normalised}"'
+
+
+@pytest.mark.parametrize("extra", ["with rocm", 'rocm" or "1', "rocm-", ""])
+def test_invalid_extras_are_rejected(tmp_path, extra):
+    with pytest.raises(wb.SpecError, match=re.escape(f"extra {extra!r} is not a valid name")):
+        wb.metadata_text(make_spec(tmp_path, extras={extra: ["numpy"]}))
 
 
 def test_file_name_parses_back(built):

@@ -46,6 +46,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import NormalizedName, canonicalize_name
+
 CHUNK = 1 << 20
 EPOCH_1980 = 315532800  # the earliest time a zip entry can carry
 EPOCH_2107 = 4354819199  # the latest: 2107-12-31 23:59:59
@@ -68,7 +71,6 @@ IN_FLIGHT_BUDGET = 32 << 20
 MAX_WORKERS = IN_FLIGHT_BUDGET // PIECE // 2
 WINDOW = 32 << 10  # deflate's history window: how much of the previous piece primes the next
 
-_NORMALIZE = re.compile(r"[-_.]+")
 _BASE_VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")  # canonical: no leading zeros
 _DATE = re.compile(r"^\d{8}$")
 _COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
@@ -78,6 +80,20 @@ _TAG = re.compile(r"^[a-z0-9_.]+$")
 
 class SpecError(ValueError):
     """The spec asks for something the wheel format or PEP 440 cannot express."""
+
+
+def _name(text: str, what: str) -> NormalizedName:
+    """A distribution's or an extra's name, normalised (PEP 503, PEP 685); SpecError unless valid (PEP 508).
+
+    packaging 22 has no canonicalize_name(validate=True); its requirement parser checks a bare name as well.
+    """
+    try:
+        valid = Requirement(text).name == text
+    except InvalidRequirement:
+        valid = False
+    if not valid:
+        raise SpecError(f"{what} {text!r} is not a valid name: letters and digits, with - _ . between them")
+    return canonicalize_name(text)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,7 +170,7 @@ class WheelSpec:
     @property
     def project_name(self) -> str:
         """The normalised name METADATA carries (PEP 503): jax-rocm7-pjrt."""
-        return _NORMALIZE.sub("-", self.distribution).lower()
+        return _name(self.distribution, "distribution")
 
     @property
     def file_stem(self) -> str:
@@ -250,7 +266,7 @@ def metadata_text(spec: WheelSpec) -> str:
         fields.append(("Requires-Python", spec.requires_python))
     fields += [("Requires-Dist", r.replace("{version}", version)) for r in spec.requires_dist]
     for extra, requirements in spec.extras.items():
-        extra = _NORMALIZE.sub("-", extra).lower()  # PEP 685
+        extra = _name(extra, "extra")
         fields.append(("Provides-Extra", extra))
         for requirement in requirements:
             requirement, _, marker = requirement.replace("{version}", version).partition(";")
