@@ -153,10 +153,17 @@ def ci_build_option_named(message: str) -> str:
     ({"base": "0.7.1", "kind": "dev", "date": "20250102"}, "--wheel-commit"),
     ({"base": "0.7.1", "kind": "dev", "date": "20250102", "commit": "abc12"}, "--wheel-commit"),
     ({"base": "0.7.1", "kind": "dev", "date": "20250102", "commit": "not-a-sha"}, "--wheel-commit"),
+    ({"base": "0.7.1", "kind": "nightly", "date": "02025010"}, "--wheel-date"),  # .dev2025010 would be its canonical form
     ({"base": "0.7.1", "post": -1}, "--wheel-post-release"),
+    ({"base": "0.7.1", "post": 1.5}, "--wheel-post-release"),
     ({"base": "0.7"}, "--wheel-version"),
     ({"base": "0.7.1rc1"}, "--wheel-version"),
     ({"base": "v0.7.1"}, "--wheel-version"),
+    ({"base": "0.7.1.post1"}, "--wheel-version"),
+    ({"base": "1!0.7.1"}, "--wheel-version"),
+    ({"base": " 0.7.1"}, "--wheel-version"),
+    ({"base": "0.7.1", "local": "rocm7..2"}, "--no-rocm-version-extra"),
+    ({"base": "0.7.1", "local": "rocm7-2"}, "--no-rocm-version-extra"),  # rocm7.2 would be its canonical form
 ])
 def test_missing_or_bad_pieces_name_the_ci_build_flag(pieces, flag):
     with pytest.raises(wb.SpecError) as error:
@@ -165,7 +172,7 @@ def test_missing_or_bad_pieces_name_the_ci_build_flag(pieces, flag):
     assert ci_build_option_named(str(error.value)) == flag
 
 
-@pytest.mark.parametrize("flag", ["--wheel-date", "--wheel-commit", "--wheel-post-release"])
+@pytest.mark.parametrize("flag", ["--wheel-date", "--wheel-commit", "--wheel-post-release", "--no-rocm-version-extra"])
 def test_named_ci_build_flags_exist(flag):
     assert flag in ci_build_flags()
 

@@ -46,6 +46,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from packaging import version as pep440
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 
@@ -71,10 +72,8 @@ IN_FLIGHT_BUDGET = 32 << 20
 MAX_WORKERS = IN_FLIGHT_BUDGET // PIECE // 2
 WINDOW = 32 << 10  # deflate's history window: how much of the previous piece primes the next
 
-_BASE_VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")  # canonical: no leading zeros
 _DATE = re.compile(r"^\d{8}$")
 _COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
-_LOCAL_SEGMENT = re.compile(r"^(0|[1-9]\d*|[a-z0-9]*[a-z][a-z0-9]*)$")  # numbers without leading zeros
 _TAG = re.compile(r"^[a-z0-9_.]+$")
 
 
@@ -96,6 +95,14 @@ def _name(text: str, what: str) -> NormalizedName:
     return canonicalize_name(text)
 
 
+def _canonical(version: str) -> bool:
+    """Whether version is PEP 440 and already in its normal form (no leading zeros, '.' separators, lower case)."""
+    try:
+        return str(pep440.Version(version)) == version
+    except pep440.InvalidVersion:
+        return False
+
+
 @dataclasses.dataclass(frozen=True)
 class Version:
     """The pieces of a wheel version; `kind` picks the PEP 440 form."""
@@ -108,19 +115,28 @@ class Version:
     local: str = ""  # e.g. rocm7.2.4
 
     def pep440(self) -> str:
-        """The version string; SpecError names the flag to fix when a piece is missing."""
-        if not _BASE_VERSION.match(self.base):
+        """The version string, canonical; SpecError names the flag to fix when a piece is missing or bad.
+
+        packaging checks the base, then the version as each further piece is added, so the error names
+        the piece at fault.
+        """
+        try:
+            release = pep440.Version(self.base).release
+        except pep440.InvalidVersion:
+            release = ()
+        # X.Y.Z alone and canonical: no leading zeros, no epoch, pre, post, dev or local part.
+        if len(release) != 3 or ".".join(map(str, release)) != self.base:
             raise SpecError(f"version {self.base!r} is not X.Y.Z (ci_build --wheel-version=X.Y.Z, or --//wheel:version)")
-        if self.post < 0:
-            raise SpecError(f"post release {self.post} is negative (ci_build --wheel-post-release=N, N >= 1)")
         version = self.base
         if self.post:  # PEP 440 order: X.Y.Z.postN.devM
             version += f".post{self.post}"
+            if not _canonical(version):
+                raise SpecError(f"post release {self.post!r} is not a whole number (ci_build --wheel-post-release=N, N >= 1)")
         if self.kind in ("nightly", "dev"):
-            if not _DATE.match(self.date):
+            version += ".dev" + self.date
+            if not (_DATE.match(self.date) and _canonical(version)):  # a date with a leading zero is not canonical
                 raise SpecError(
                     f"a {self.kind} wheel needs its date as YYYYMMDD, got {self.date!r} (ci_build --wheel-date=YYYYMMDD)")
-            version += ".dev" + self.date
         elif self.kind != "release":
             raise SpecError(f"wheel kind {self.kind!r} is not one of release, nightly, dev")
         local = []
@@ -131,11 +147,14 @@ class Version:
                     f"a dev wheel needs the git commit it was built from, got {self.commit!r} (ci_build --wheel-commit=SHA)")
             local.append("g" + commit[:7])
         if self.local:
-            if not all(_LOCAL_SEGMENT.match(s) for s in self.local.lower().split(".")):
-                raise SpecError(f"local version {self.local!r} is not dot-separated letters and digits in canonical "
-                                "form (PEP 440: no empty parts, no leading zeros)")
             local.append(self.local.lower())
-        return version + ("+" + ".".join(local) if local else "")
+        if local:
+            version += "+" + ".".join(local)
+            if not _canonical(version):  # g<commit> always is canonical: the local version is at fault
+                raise SpecError(f"local version {self.local!r} is not dot-separated letters and digits in canonical form "
+                                "(PEP 440: no empty parts, no leading zeros); wheel.bzl makes it rocm<the toolkit's version> "
+                                "(ci_build --no-rocm-version-extra leaves it out)")
+        return version
 
 
 @dataclasses.dataclass(frozen=True)
