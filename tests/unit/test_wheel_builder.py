@@ -277,6 +277,35 @@ def test_metadata_headers_and_body_with_email_parser(tmp_path):
     assert message.get_payload() == "# JAX ROCm plugin\n\nThe **PJRT** plugin.\n\nSecond paragraph: colons: fine.\n"
 
 
+def test_an_extras_requirement_keeps_its_own_marker(tmp_path):
+    """The extra's condition is added to the requirement's marker, not put in its place, and an 'or' in it stays inside."""
+    requirements = pytest.importorskip("packaging.requirements")
+    spec = make_spec(tmp_path, extras={"with-rocm": ['amd_hipblas_instinct>=7.2; python_version >= "3.12" or os_name == \'nt\'']})
+    [text] = [r for r in email.parser.Parser().parsestr(wb.metadata_text(spec)).get_all("Requires-Dist") if "hipblas" in r]
+    requirement = requirements.Requirement(text)
+    assert requirement.name == "amd_hipblas_instinct" and str(requirement.specifier) == ">=7.2"
+    outcomes = {(extra, python, os_name): requirement.marker.evaluate({"extra": extra, "python_version": python, "os_name": os_name})
+                for extra in ("with-rocm", "") for python in ("3.11", "3.12") for os_name in ("posix", "nt")}
+    assert {k for k, wanted in outcomes.items() if wanted} == {("with-rocm", "3.12", "posix"), ("with-rocm", "3.12", "nt"),
+                                                               ("with-rocm", "3.11", "nt")}
+
+
+@pytest.mark.parametrize("where", ["requires_dist", "extras"])
+@pytest.mark.parametrize("requirement, named", [
+    ("numpy >= = 2", "numpy >= = 2"),
+    ("jax rocm", "jax rocm"),
+    ("numpy; python_version >> '3'", "numpy; python_version >> '3'"),
+    ("jax-rocm7-plugin==={version} extra", f"jax-rocm7-plugin==={DEV_VERSION} extra"),  # named as written into METADATA
+])
+def test_invalid_requirements_are_rejected(tmp_path, where, requirement, named):
+    spec = make_spec(tmp_path, **{where: {"with-rocm": [requirement]} if where == "extras" else [requirement]})
+    with pytest.raises(wb.SpecError, match=re.escape(f"requirement {named!r} is not a PEP 508 requirement")):
+        wb.metadata_text(spec)
+    with pytest.raises(wb.SpecError, match="is not a PEP 508 requirement"):
+        wb.write_wheel(spec, tmp_path / "out")
+    assert list((tmp_path / "out").glob("*")) == []
+
+
 def test_minimal_metadata_has_no_optional_fields():
     spec = wb.WheelSpec(DIST, wb.Version("0.7.1"), "s", ())
     assert wb.metadata_text(spec) == "Metadata-Version: 2.4\nName: jax-rocm7-pjrt\nVersion: 0.7.1\nSummary: s\n"

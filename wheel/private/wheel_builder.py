@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from packaging import version as pep440
+from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 
@@ -259,6 +260,15 @@ def spec_from_json(data: Mapping[str, Any], base_dir: Path = Path(".")) -> Wheel
     )
 
 
+def _requirement(text: str, version: str) -> Requirement:
+    """A Requires-Dist entry with "{version}" replaced, parsed (PEP 508); SpecError names it if it is not one."""
+    text = text.replace("{version}", version)
+    try:
+        return Requirement(text)
+    except InvalidRequirement as e:
+        raise SpecError(f"requirement {text!r} is not a PEP 508 requirement: {e}") from e
+
+
 def _header_value(key: str, value: str) -> str:
     if "\n" in value or "\r" in value:
         raise SpecError(f"metadata field {key} must be one line, got {value!r}")
@@ -283,14 +293,15 @@ def metadata_text(spec: WheelSpec) -> str:
     fields += [("Classifier", c) for c in spec.classifiers]
     if spec.requires_python:
         fields.append(("Requires-Python", spec.requires_python))
-    fields += [("Requires-Dist", r.replace("{version}", version)) for r in spec.requires_dist]
+    fields += [("Requires-Dist", str(_requirement(r, version))) for r in spec.requires_dist]
     for extra, requirements in spec.extras.items():
         extra = _name(extra, "extra")
         fields.append(("Provides-Extra", extra))
-        for requirement in requirements:
-            requirement, _, marker = requirement.replace("{version}", version).partition(";")
-            condition = f'({marker.strip()}) and extra == "{extra}"' if marker.strip() else f'extra == "{extra}"'
-            fields.append(("Requires-Dist", f"{requirement.strip()}; {condition}"))
+        for text in requirements:
+            requirement = _requirement(text, version)
+            condition = f'extra == "{extra}"'  # a valid name needs no escaping
+            requirement.marker = Marker(f"({requirement.marker}) and {condition}" if requirement.marker else condition)
+            fields.append(("Requires-Dist", str(requirement)))
     if spec.description:
         fields.append(("Description-Content-Type", "text/markdown"))
     text = "".join(_header_value(k, v) for k, v in fields)
