@@ -229,7 +229,8 @@ def test_file_name_parses_back(built):
     assert {str(t) for t in tags} == {"py3-none-manylinux_2_28_x86_64"}
 
 
-@pytest.mark.parametrize("tags", [{"python_tag": "py-3"}, {"abi_tag": "CP311"}, {"platform_tag": "linux x86_64"}])
+@pytest.mark.parametrize("tags", [{"python_tag": "py-3"}, {"abi_tag": "CP311"}, {"platform_tag": "linux x86_64"},
+                                  {"python_tag": "py3."}, {"python_tag": "py2..py3"}, {"abi_tag": ""}])
 def test_bad_tags_are_rejected(tmp_path, tags):
     spec = make_spec(tmp_path, **tags)
     with pytest.raises(wb.SpecError, match="wheel tag"):
@@ -325,6 +326,14 @@ def test_wheel_file(built):
     assert message["Root-Is-Purelib"] == "false"
     assert message.get_all("Tag") == [TAG]
     assert message["Generator"] == wb.GENERATOR
+
+
+def test_a_compressed_tag_set_has_a_tag_line_for_each_tag(tmp_path):
+    spec = make_spec(tmp_path, python_tag="py2.py3", platform_tag="manylinux_2_28_x86_64.manylinux2014_x86_64")
+    assert spec.filename().endswith("-py2.py3-none-manylinux_2_28_x86_64.manylinux2014_x86_64.whl")
+    message = email.parser.Parser().parsestr(wb.wheel_text(spec))
+    assert message.get_all("Tag") == ["py2-none-manylinux2014_x86_64", "py2-none-manylinux_2_28_x86_64",
+                                      "py3-none-manylinux2014_x86_64", "py3-none-manylinux_2_28_x86_64"]
 
 
 def test_purelib_wheel_says_true(tmp_path):

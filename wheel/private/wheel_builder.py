@@ -49,6 +49,7 @@ from typing import Any
 from packaging import version as pep440
 from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.tags import parse_tag
 from packaging.utils import NormalizedName, canonicalize_name
 
 CHUNK = 1 << 20
@@ -75,7 +76,8 @@ WINDOW = 32 << 10  # deflate's history window: how much of the previous piece pr
 
 _DATE = re.compile(r"^\d{8}$")
 _COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
-_TAG = re.compile(r"^[a-z0-9_.]+$")
+# One tag, or a set of them joined by '.' (PEP 425); packaging's parse_tag takes any characters.
+_TAG = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
 
 
 class SpecError(ValueError):
@@ -201,7 +203,7 @@ class WheelSpec:
     def tag(self) -> str:
         for tag in (self.python_tag, self.abi_tag, self.platform_tag):
             if not _TAG.match(tag):
-                raise SpecError(f"wheel tag {tag!r} has characters other than a-z 0-9 _ .")
+                raise SpecError(f"wheel tag {tag!r} is not a-z 0-9 _, with '.' between the tags of a set")
         return f"{self.python_tag}-{self.abi_tag}-{self.platform_tag}"
 
     def filename(self) -> str:
@@ -311,11 +313,12 @@ def metadata_text(spec: WheelSpec) -> str:
 
 
 def wheel_text(spec: WheelSpec) -> str:
+    """WHEEL, with a Tag line for each tag a compressed tag set (py2.py3-none-any) stands for, as PEP 427 asks."""
     return (
         "Wheel-Version: 1.0\n"
         f"Generator: {GENERATOR}\n"
         f"Root-Is-Purelib: {'true' if spec.root_is_purelib else 'false'}\n"
-        f"Tag: {spec.tag}\n"
+        + "".join(f"Tag: {tag}\n" for tag in sorted(map(str, parse_tag(spec.tag))))
     )
 
 
