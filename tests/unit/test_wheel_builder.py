@@ -307,6 +307,12 @@ def test_invalid_requirements_are_rejected(tmp_path, where, requirement, named):
     assert list((tmp_path / "out").glob("*")) == []
 
 
+@pytest.mark.parametrize("requires_python", ["3.11", ">=3.11 or <4", "=>3.11", ">= 3.11.*"])
+def test_invalid_requires_python_is_rejected(tmp_path, requires_python):
+    with pytest.raises(wb.SpecError, match=re.escape(f"Requires-Python {requires_python!r} is not a version specifier")):
+        wb.metadata_text(make_spec(tmp_path, requires_python=requires_python))
+
+
 def test_minimal_metadata_has_no_optional_fields():
     spec = wb.WheelSpec(DIST, wb.Version("0.7.1"), "s", ())
     assert wb.metadata_text(spec) == "Metadata-Version: 2.4\nName: jax-rocm7-pjrt\nVersion: 0.7.1\nSummary: s\n"

@@ -49,6 +49,7 @@ from typing import Any
 from packaging import version as pep440
 from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import parse_tag
 from packaging.utils import NormalizedName, canonicalize_name
 
@@ -294,7 +295,10 @@ def metadata_text(spec: WheelSpec) -> str:
         fields.append(("License-Expression", spec.license))
     fields += [("Classifier", c) for c in spec.classifiers]
     if spec.requires_python:
-        fields.append(("Requires-Python", spec.requires_python))
+        try:
+            fields.append(("Requires-Python", str(SpecifierSet(spec.requires_python))))
+        except InvalidSpecifier as e:
+            raise SpecError(f"Requires-Python {spec.requires_python!r} is not a version specifier (PEP 440): {e}") from e
     fields += [("Requires-Dist", str(_requirement(r, version))) for r in spec.requires_dist]
     for extra, requirements in spec.extras.items():
         extra = _name(extra, "extra")
