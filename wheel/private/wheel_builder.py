@@ -8,7 +8,13 @@ pieces, the tags, the metadata and the files with their places in the wheel. Thi
 owns every rule of the format so the Starlark stays declarative:
 
 * the PEP 440 version: release X.Y.Z, nightly X.Y.Z.devYYYYMMDD, dev
-  X.Y.Z.devYYYYMMDD+g<commit>, .postN, and the local part +rocm7.2.4;
+  X.Y.Z.devYYYYMMDD+g<commit>, .postN, and the local part +rocm7.2.4, put together
+  here and required to be in packaging's canonical form; a bad piece's error names
+  the ci_build flag that sets it;
+* names, requirements and tags by packaging's rules: the distribution's and extras'
+  names checked and normalised (PEP 503, 685), Requires-Dist and Requires-Python
+  parsed (PEP 508, 440) and written by packaging, an extra's condition added to a
+  requirement's marker, and a Tag line in WHEEL for every tag of a compressed set;
 * deterministic archives: entries in sorted order with the .dist-info last and RECORD
   last of all, one timestamp (SOURCE_DATE_EPOCH or 1980-01-01), modes 0644/0755, so
   the same inputs give byte-identical wheels;
@@ -21,6 +27,10 @@ owns every rule of the format so the Starlark stays declarative:
 * bounded memory: at most IN_FLIGHT_BUDGET bytes (32 MiB) of a file are read but not yet
   written at any time, whatever the number of workers (the budget, not the worker
   count, limits how far reading runs ahead of writing): peak RSS is about 60 MB.
+
+It needs `packaging` (22 or later): Debian's python3-packaging in the sandbox root
+(tools/sandbox_root/layers.py), where Bazel runs it, and requirements-test.txt's pin
+in the test venv.
 """
 
 from __future__ import annotations
