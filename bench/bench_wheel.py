@@ -12,7 +12,8 @@ __init__.py and packs them into a wheel two ways, in the same run:
     bdist_wheel: `pip install build setuptools wheel`);
   - ours: wheel/private/wheel_builder.py --spec on the equivalent spec (the same two files,
     the same places in the wheel, the same entry point), at --compresslevel, once per
-    count in --workers (default: one run with its own default, every core).
+    count in --workers (default: one run with its own default, every core), run by this
+    interpreter, which needs packaging for it (build needs it too).
 Each way runs as its own child process; measured per way:
   - wall seconds, spawn to exit, and CPU seconds (user + system);
   - peak RSS: ru_maxrss of os.wait4 on that child, which on Linux is the largest

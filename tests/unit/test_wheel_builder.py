@@ -15,6 +15,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -152,10 +153,17 @@ def ci_build_option_named(message: str) -> str:
     ({"base": "0.7.1", "kind": "dev", "date": "20250102"}, "--wheel-commit"),
     ({"base": "0.7.1", "kind": "dev", "date": "20250102", "commit": "abc12"}, "--wheel-commit"),
     ({"base": "0.7.1", "kind": "dev", "date": "20250102", "commit": "not-a-sha"}, "--wheel-commit"),
+    ({"base": "0.7.1", "kind": "nightly", "date": "02025010"}, "--wheel-date"),  # .dev2025010 would be its canonical form
     ({"base": "0.7.1", "post": -1}, "--wheel-post-release"),
+    ({"base": "0.7.1", "post": 1.5}, "--wheel-post-release"),
     ({"base": "0.7"}, "--wheel-version"),
     ({"base": "0.7.1rc1"}, "--wheel-version"),
     ({"base": "v0.7.1"}, "--wheel-version"),
+    ({"base": "0.7.1.post1"}, "--wheel-version"),
+    ({"base": "1!0.7.1"}, "--wheel-version"),
+    ({"base": " 0.7.1"}, "--wheel-version"),
+    ({"base": "0.7.1", "local": "rocm7..2"}, "--no-rocm-version-extra"),
+    ({"base": "0.7.1", "local": "rocm7-2"}, "--no-rocm-version-extra"),  # rocm7.2 would be its canonical form
 ])
 def test_missing_or_bad_pieces_name_the_ci_build_flag(pieces, flag):
     with pytest.raises(wb.SpecError) as error:
@@ -164,7 +172,7 @@ def test_missing_or_bad_pieces_name_the_ci_build_flag(pieces, flag):
     assert ci_build_option_named(str(error.value)) == flag
 
 
-@pytest.mark.parametrize("flag", ["--wheel-date", "--wheel-commit", "--wheel-post-release"])
+@pytest.mark.parametrize("flag", ["--wheel-date", "--wheel-commit", "--wheel-post-release", "--no-rocm-version-extra"])
 def test_named_ci_build_flags_exist(flag):
     assert flag in ci_build_flags()
 
@@ -190,6 +198,28 @@ def test_names_are_normalised(distribution):
     assert f"Name: {PROJECT}\n" in wb.metadata_text(spec)
 
 
+@pytest.mark.parametrize("distribution", ["jax rocm7", "-jax_rocm7", "jax_rocm7.", "jax_rocm7>=1", "jax_rocm7[x]", "jax/rocm7", ""])
+def test_invalid_names_are_rejected(tmp_path, distribution):
+    spec = make_spec(tmp_path, distribution=distribution)
+    for make in (spec.filename, lambda: wb.metadata_text(spec), lambda: wb.write_wheel(spec, tmp_path / "out")):
+        with pytest.raises(wb.SpecError, match=re.escape(f"distribution {distribution!r} is not a valid name")):
+            make()
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("extra, normalised", [("with-rocm", "with-rocm"), ("With_ROCm", "with-rocm"), ("rocm.7", "rocm-7")])
+def test_extras_are_normalised(tmp_path, extra, normalised):
+    message = email.parser.Parser().parsestr(wb.metadata_text(make_spec(tmp_path, extras={extra: ["numpy"]})))
+    assert message.get_all("Provides-Extra") == [normalised]
+    assert message.get_all("Requires-Dist")[-1] == f'numpy; extra == "{normalised}"'
+
+
+@pytest.mark.parametrize("extra", ["with rocm", 'rocm" or "1', "rocm-", ""])
+def test_invalid_extras_are_rejected(tmp_path, extra):
+    with pytest.raises(wb.SpecError, match=re.escape(f"extra {extra!r} is not a valid name")):
+        wb.metadata_text(make_spec(tmp_path, extras={extra: ["numpy"]}))
+
+
 def test_file_name_parses_back(built):
     utils = pytest.importorskip("packaging.utils")
     spec, path = built
@@ -199,7 +229,8 @@ def test_file_name_parses_back(built):
     assert {str(t) for t in tags} == {"py3-none-manylinux_2_28_x86_64"}
 
 
-@pytest.mark.parametrize("tags", [{"python_tag": "py-3"}, {"abi_tag": "CP311"}, {"platform_tag": "linux x86_64"}])
+@pytest.mark.parametrize("tags", [{"python_tag": "py-3"}, {"abi_tag": "CP311"}, {"platform_tag": "linux x86_64"},
+                                  {"python_tag": "py3."}, {"python_tag": "py2..py3"}, {"abi_tag": ""}])
 def test_bad_tags_are_rejected(tmp_path, tags):
     spec = make_spec(tmp_path, **tags)
     with pytest.raises(wb.SpecError, match="wheel tag"):
@@ -247,6 +278,41 @@ def test_metadata_headers_and_body_with_email_parser(tmp_path):
     assert message.get_payload() == "# JAX ROCm plugin\n\nThe **PJRT** plugin.\n\nSecond paragraph: colons: fine.\n"
 
 
+def test_an_extras_requirement_keeps_its_own_marker(tmp_path):
+    """The extra's condition is added to the requirement's marker, not put in its place, and an 'or' in it stays inside."""
+    requirements = pytest.importorskip("packaging.requirements")
+    spec = make_spec(tmp_path, extras={"with-rocm": ['amd_hipblas_instinct>=7.2; python_version >= "3.12" or os_name == \'nt\'']})
+    [text] = [r for r in email.parser.Parser().parsestr(wb.metadata_text(spec)).get_all("Requires-Dist") if "hipblas" in r]
+    requirement = requirements.Requirement(text)
+    assert requirement.name == "amd_hipblas_instinct" and str(requirement.specifier) == ">=7.2"
+    outcomes = {(extra, python, os_name): requirement.marker.evaluate({"extra": extra, "python_version": python, "os_name": os_name})
+                for extra in ("with-rocm", "") for python in ("3.11", "3.12") for os_name in ("posix", "nt")}
+    assert {k for k, wanted in outcomes.items() if wanted} == {("with-rocm", "3.12", "posix"), ("with-rocm", "3.12", "nt"),
+                                                               ("with-rocm", "3.11", "nt")}
+
+
+@pytest.mark.parametrize("where", ["requires_dist", "extras"])
+@pytest.mark.parametrize("requirement, named", [
+    ("numpy >= = 2", "numpy >= = 2"),
+    ("jax rocm", "jax rocm"),
+    ("numpy; python_version >> '3'", "numpy; python_version >> '3'"),
+    ("jax-rocm7-plugin==={version} extra", f"jax-rocm7-plugin==={DEV_VERSION} extra"),  # named as written into METADATA
+])
+def test_invalid_requirements_are_rejected(tmp_path, where, requirement, named):
+    spec = make_spec(tmp_path, **{where: {"with-rocm": [requirement]} if where == "extras" else [requirement]})
+    with pytest.raises(wb.SpecError, match=re.escape(f"requirement {named!r} is not a PEP 508 requirement")):
+        wb.metadata_text(spec)
+    with pytest.raises(wb.SpecError, match="is not a PEP 508 requirement"):
+        wb.write_wheel(spec, tmp_path / "out")
+    assert list((tmp_path / "out").glob("*")) == []
+
+
+@pytest.mark.parametrize("requires_python", ["3.11", ">=3.11 or <4", "=>3.11", ">= 3.11.*"])
+def test_invalid_requires_python_is_rejected(tmp_path, requires_python):
+    with pytest.raises(wb.SpecError, match=re.escape(f"Requires-Python {requires_python!r} is not a version specifier")):
+        wb.metadata_text(make_spec(tmp_path, requires_python=requires_python))
+
+
 def test_minimal_metadata_has_no_optional_fields():
     spec = wb.WheelSpec(DIST, wb.Version("0.7.1"), "s", ())
     assert wb.metadata_text(spec) == "Metadata-Version: 2.4\nName: jax-rocm7-pjrt\nVersion: 0.7.1\nSummary: s\n"
@@ -266,6 +332,14 @@ def test_wheel_file(built):
     assert message["Root-Is-Purelib"] == "false"
     assert message.get_all("Tag") == [TAG]
     assert message["Generator"] == wb.GENERATOR
+
+
+def test_a_compressed_tag_set_has_a_tag_line_for_each_tag(tmp_path):
+    spec = make_spec(tmp_path, python_tag="py2.py3", platform_tag="manylinux_2_28_x86_64.manylinux2014_x86_64")
+    assert spec.filename().endswith("-py2.py3-none-manylinux_2_28_x86_64.manylinux2014_x86_64.whl")
+    message = email.parser.Parser().parsestr(wb.wheel_text(spec))
+    assert message.get_all("Tag") == ["py2-none-manylinux2014_x86_64", "py2-none-manylinux_2_28_x86_64",
+                                      "py3-none-manylinux2014_x86_64", "py3-none-manylinux_2_28_x86_64"]
 
 
 def test_purelib_wheel_says_true(tmp_path):

@@ -8,7 +8,13 @@ pieces, the tags, the metadata and the files with their places in the wheel. Thi
 owns every rule of the format so the Starlark stays declarative:
 
 * the PEP 440 version: release X.Y.Z, nightly X.Y.Z.devYYYYMMDD, dev
-  X.Y.Z.devYYYYMMDD+g<commit>, .postN, and the local part +rocm7.2.4;
+  X.Y.Z.devYYYYMMDD+g<commit>, .postN, and the local part +rocm7.2.4, put together
+  here and required to be in packaging's canonical form; a bad piece's error names
+  the ci_build flag that sets it;
+* names, requirements and tags by packaging's rules: the distribution's and extras'
+  names checked and normalised (PEP 503, 685), Requires-Dist and Requires-Python
+  parsed (PEP 508, 440) and written by packaging, an extra's condition added to a
+  requirement's marker, and a Tag line in WHEEL for every tag of a compressed set;
 * deterministic archives: entries in sorted order with the .dist-info last and RECORD
   last of all, one timestamp (SOURCE_DATE_EPOCH or 1980-01-01), modes 0644/0755, so
   the same inputs give byte-identical wheels;
@@ -21,6 +27,10 @@ owns every rule of the format so the Starlark stays declarative:
 * bounded memory: at most IN_FLIGHT_BUDGET bytes (32 MiB) of a file are read but not yet
   written at any time, whatever the number of workers (the budget, not the worker
   count, limits how far reading runs ahead of writing): peak RSS is about 60 MB.
+
+It needs `packaging` (22 or later): Debian's python3-packaging in the sandbox root
+(tools/sandbox_root/layers.py), where Bazel runs it, and requirements-test.txt's pin
+in the test venv.
 """
 
 from __future__ import annotations
@@ -46,6 +56,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from packaging import version as pep440
+from packaging.markers import Marker
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.tags import parse_tag
+from packaging.utils import NormalizedName, canonicalize_name
+
 CHUNK = 1 << 20
 EPOCH_1980 = 315532800  # the earliest time a zip entry can carry
 EPOCH_2107 = 4354819199  # the latest: 2107-12-31 23:59:59
@@ -68,16 +85,36 @@ IN_FLIGHT_BUDGET = 32 << 20
 MAX_WORKERS = IN_FLIGHT_BUDGET // PIECE // 2
 WINDOW = 32 << 10  # deflate's history window: how much of the previous piece primes the next
 
-_NORMALIZE = re.compile(r"[-_.]+")
-_BASE_VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")  # canonical: no leading zeros
 _DATE = re.compile(r"^\d{8}$")
 _COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
-_LOCAL_SEGMENT = re.compile(r"^(0|[1-9]\d*|[a-z0-9]*[a-z][a-z0-9]*)$")  # numbers without leading zeros
-_TAG = re.compile(r"^[a-z0-9_.]+$")
+# One tag, or a set of them joined by '.' (PEP 425); packaging's parse_tag takes any characters.
+_TAG = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
 
 
 class SpecError(ValueError):
     """The spec asks for something the wheel format or PEP 440 cannot express."""
+
+
+def _name(text: str, what: str) -> NormalizedName:
+    """A distribution's or an extra's name, normalised (PEP 503, PEP 685); SpecError unless valid (PEP 508).
+
+    packaging 22 has no canonicalize_name(validate=True); its requirement parser checks a bare name as well.
+    """
+    try:
+        valid = Requirement(text).name == text
+    except InvalidRequirement:
+        valid = False
+    if not valid:
+        raise SpecError(f"{what} {text!r} is not a valid name: letters and digits, with - _ . between them")
+    return canonicalize_name(text)
+
+
+def _canonical(version: str) -> bool:
+    """Whether version is PEP 440 and already in its normal form (no leading zeros, '.' separators, lower case)."""
+    try:
+        return str(pep440.Version(version)) == version
+    except pep440.InvalidVersion:
+        return False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,19 +129,28 @@ class Version:
     local: str = ""  # e.g. rocm7.2.4
 
     def pep440(self) -> str:
-        """The version string; SpecError names the flag to fix when a piece is missing."""
-        if not _BASE_VERSION.match(self.base):
+        """The version string, canonical; SpecError names the flag to fix when a piece is missing or bad.
+
+        packaging checks the base, then the version as each further piece is added, so the error names
+        the piece at fault.
+        """
+        try:
+            release = pep440.Version(self.base).release
+        except pep440.InvalidVersion:
+            release = ()
+        # X.Y.Z alone and canonical: no leading zeros, no epoch, pre, post, dev or local part.
+        if len(release) != 3 or ".".join(map(str, release)) != self.base:
             raise SpecError(f"version {self.base!r} is not X.Y.Z (ci_build --wheel-version=X.Y.Z, or --//wheel:version)")
-        if self.post < 0:
-            raise SpecError(f"post release {self.post} is negative (ci_build --wheel-post-release=N, N >= 1)")
         version = self.base
         if self.post:  # PEP 440 order: X.Y.Z.postN.devM
             version += f".post{self.post}"
+            if not _canonical(version):
+                raise SpecError(f"post release {self.post!r} is not a whole number (ci_build --wheel-post-release=N, N >= 1)")
         if self.kind in ("nightly", "dev"):
-            if not _DATE.match(self.date):
+            version += ".dev" + self.date
+            if not (_DATE.match(self.date) and _canonical(version)):  # a date with a leading zero is not canonical
                 raise SpecError(
                     f"a {self.kind} wheel needs its date as YYYYMMDD, got {self.date!r} (ci_build --wheel-date=YYYYMMDD)")
-            version += ".dev" + self.date
         elif self.kind != "release":
             raise SpecError(f"wheel kind {self.kind!r} is not one of release, nightly, dev")
         local = []
@@ -115,11 +161,14 @@ class Version:
                     f"a dev wheel needs the git commit it was built from, got {self.commit!r} (ci_build --wheel-commit=SHA)")
             local.append("g" + commit[:7])
         if self.local:
-            if not all(_LOCAL_SEGMENT.match(s) for s in self.local.lower().split(".")):
-                raise SpecError(f"local version {self.local!r} is not dot-separated letters and digits in canonical "
-                                "form (PEP 440: no empty parts, no leading zeros)")
             local.append(self.local.lower())
-        return version + ("+" + ".".join(local) if local else "")
+        if local:
+            version += "+" + ".".join(local)
+            if not _canonical(version):  # g<commit> always is canonical: the local version is at fault
+                raise SpecError(f"local version {self.local!r} is not dot-separated letters and digits in canonical form "
+                                "(PEP 440: no empty parts, no leading zeros); wheel.bzl makes it rocm<the toolkit's version> "
+                                "(ci_build --no-rocm-version-extra leaves it out)")
+        return version
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,7 +203,7 @@ class WheelSpec:
     @property
     def project_name(self) -> str:
         """The normalised name METADATA carries (PEP 503): jax-rocm7-pjrt."""
-        return _NORMALIZE.sub("-", self.distribution).lower()
+        return _name(self.distribution, "distribution")
 
     @property
     def file_stem(self) -> str:
@@ -165,7 +214,7 @@ class WheelSpec:
     def tag(self) -> str:
         for tag in (self.python_tag, self.abi_tag, self.platform_tag):
             if not _TAG.match(tag):
-                raise SpecError(f"wheel tag {tag!r} has characters other than a-z 0-9 _ .")
+                raise SpecError(f"wheel tag {tag!r} is not a-z 0-9 _, with '.' between the tags of a set")
         return f"{self.python_tag}-{self.abi_tag}-{self.platform_tag}"
 
     def filename(self) -> str:
@@ -224,6 +273,15 @@ def spec_from_json(data: Mapping[str, Any], base_dir: Path = Path(".")) -> Wheel
     )
 
 
+def _requirement(text: str, version: str) -> Requirement:
+    """A Requires-Dist entry with "{version}" replaced, parsed (PEP 508); SpecError names it if it is not one."""
+    text = text.replace("{version}", version)
+    try:
+        return Requirement(text)
+    except InvalidRequirement as e:
+        raise SpecError(f"requirement {text!r} is not a PEP 508 requirement: {e}") from e
+
+
 def _header_value(key: str, value: str) -> str:
     if "\n" in value or "\r" in value:
         raise SpecError(f"metadata field {key} must be one line, got {value!r}")
@@ -247,15 +305,19 @@ def metadata_text(spec: WheelSpec) -> str:
         fields.append(("License-Expression", spec.license))
     fields += [("Classifier", c) for c in spec.classifiers]
     if spec.requires_python:
-        fields.append(("Requires-Python", spec.requires_python))
-    fields += [("Requires-Dist", r.replace("{version}", version)) for r in spec.requires_dist]
+        try:
+            fields.append(("Requires-Python", str(SpecifierSet(spec.requires_python))))
+        except InvalidSpecifier as e:
+            raise SpecError(f"Requires-Python {spec.requires_python!r} is not a version specifier (PEP 440): {e}") from e
+    fields += [("Requires-Dist", str(_requirement(r, version))) for r in spec.requires_dist]
     for extra, requirements in spec.extras.items():
-        extra = _NORMALIZE.sub("-", extra).lower()  # PEP 685
+        extra = _name(extra, "extra")
         fields.append(("Provides-Extra", extra))
-        for requirement in requirements:
-            requirement, _, marker = requirement.replace("{version}", version).partition(";")
-            condition = f'({marker.strip()}) and extra == "{extra}"' if marker.strip() else f'extra == "{extra}"'
-            fields.append(("Requires-Dist", f"{requirement.strip()}; {condition}"))
+        for text in requirements:
+            requirement = _requirement(text, version)
+            condition = f'extra == "{extra}"'  # a valid name needs no escaping
+            requirement.marker = Marker(f"({requirement.marker}) and {condition}" if requirement.marker else condition)
+            fields.append(("Requires-Dist", str(requirement)))
     if spec.description:
         fields.append(("Description-Content-Type", "text/markdown"))
     text = "".join(_header_value(k, v) for k, v in fields)
@@ -265,11 +327,12 @@ def metadata_text(spec: WheelSpec) -> str:
 
 
 def wheel_text(spec: WheelSpec) -> str:
+    """WHEEL, with a Tag line for each tag a compressed tag set (py2.py3-none-any) stands for, as PEP 427 asks."""
     return (
         "Wheel-Version: 1.0\n"
         f"Generator: {GENERATOR}\n"
         f"Root-Is-Purelib: {'true' if spec.root_is_purelib else 'false'}\n"
-        f"Tag: {spec.tag}\n"
+        + "".join(f"Tag: {tag}\n" for tag in sorted(map(str, parse_tag(spec.tag))))
     )
 
 
