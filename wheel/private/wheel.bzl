@@ -109,7 +109,8 @@ def _rocm_wheel_impl(ctx):
     ]
     build_info = None
     if ctx.attr.build_info_dest:
-        # The keys jax_plugins/rocm/__init__.py documents; the tool adds plugin_version.
+        # The keys jax_plugins/rocm/__init__.py documents that analysis knows; the tool completes
+        # them once (wheel_builder.complete_build_info: source_info_files, plugin_version).
         overridden = _flag(ctx, "source_overrides")
         build_info = {
             "dest": fmt(ctx.attr.build_info_dest),

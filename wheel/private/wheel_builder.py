@@ -197,8 +197,8 @@ class WheelSpec:
     author: str = ""
     entry_points: Mapping[str, Mapping[str, str]] = dataclasses.field(default_factory=dict)
     root_is_purelib: bool = False
-    build_info_dest: str = ""  # where build_info.json goes; the tool adds plugin_version
-    build_info: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    build_info_dest: str = ""  # where build_info.json goes
+    build_info: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # complete_build_info's
 
     @property
     def project_name(self) -> str:
@@ -239,20 +239,30 @@ def stand_in_note(artifacts: Mapping[str, Mapping[str, Any]]) -> str:
             "`build_info()` lists the stand-in targets.\n")
 
 
+def complete_build_info(build_info: Mapping[str, Any], base_dir: Path, version: Version) -> dict[str, Any]:
+    """build_info.json's contents: what wheel.bzl knew at analysis ("data"), completed with
+    what only this action can know: the source trees' descriptions that repository rules
+    wrote (source_info_files, replacing the pins' entries) and the wheel's PEP 440 version."""
+    info = dict(build_info.get("data", {}))
+    if build_info.get("source_info_files"):
+        info["sources"] = {**info.get("sources", {}), **{
+            name: json.loads((base_dir / path).read_text()) for name, path in sorted(build_info["source_info_files"].items())}}
+    info["plugin_version"] = version.pep440()
+    return info
+
+
 def spec_from_json(data: Mapping[str, Any], base_dir: Path = Path(".")) -> WheelSpec:
     """The spec of wheel/private/wheel.bzl; relative paths are taken from base_dir."""
     description = ""
     if data.get("description_file"):
         description = (base_dir / data["description_file"]).read_text(encoding="utf-8")
+    version = Version(**data["version"])
     build_info = data.get("build_info") or {}
-    info = dict(build_info.get("data", {}))
-    if build_info.get("source_info_files"):
-        info["sources"] = {**info.get("sources", {}), **{
-            name: json.loads((base_dir / path).read_text()) for name, path in sorted(build_info["source_info_files"].items())}}
+    info = complete_build_info(build_info, base_dir, version) if build_info else {}
     description += stand_in_note(info.get("artifacts", {}))
     return WheelSpec(
         distribution=data["distribution"],
-        version=Version(**data["version"]),
+        version=version,
         summary=data["summary"],
         files=tuple(FileEntry(base_dir / f["src"], f["dest"], bool(f.get("executable"))) for f in data["files"]),
         python_tag=data.get("python_tag", "py3"),
@@ -345,7 +355,7 @@ def entry_points_text(entry_points: Mapping[str, Mapping[str, str]]) -> str:
 
 
 def build_info_text(spec: WheelSpec) -> str:
-    return json.dumps({**spec.build_info, "plugin_version": spec.version.pep440()}, indent=2, sort_keys=True) + "\n"
+    return json.dumps(spec.build_info, indent=2, sort_keys=True) + "\n"
 
 
 def version_module_text(spec: WheelSpec) -> str:
