@@ -4,6 +4,7 @@ load(
     "@local_config_rocm//:build_defs.bzl",
     "is_rocm_configured",
     "rocm_compiler_description",
+    "rocm_dist_allowed_amdgpu_targets",
     "rocm_dist_amdgpu_targets",
     "rocm_dist_description",
     "rocm_supported_amdgpu_targets",
@@ -37,11 +38,13 @@ def split_amdgpu_targets(values):
                 out.append(part)
     return out
 
-def check_amdgpu_targets(requested, supported, dist_targets, compiler, flag, dist_description = "the TheRock toolkit"):
+def check_amdgpu_targets(requested, supported, dist_targets, dist_allowed, compiler, flag, dist_description = "the TheRock toolkit"):
     """Returns (targets, error message or None); pure, so the rule stays a thin shell.
 
     supported: what the compiler knows; dist_targets: what a TheRock toolkit has device code
-    for (its dist_info.json's or its family's; empty: no limit), described by dist_description."""
+    for (its dist_info.json's or its family's; empty: no limit), described by dist_description;
+    dist_allowed: the supported targets a build may ask for under that limit, decided by the
+    finder (find_rocm_config.py allowed_targets): this only looks them up."""
     targets = split_amdgpu_targets(requested)
     if not targets:
         return [], "%s is empty: name at least one amdgpu target, e.g. %s=gfx942." % (flag, flag)
@@ -57,7 +60,7 @@ def check_amdgpu_targets(requested, supported, dist_targets, compiler, flag, dis
             near = _near(base, supported)
             hint = " (did you mean %s?)" % ", ".join(near) if near else ""
             problems.append("'%s' is not an amdgpu target %s can compile for%s" % (base, compiler, hint))
-        elif dist_targets and not base.endswith("-generic") and base not in dist_targets:
+        elif dist_targets and base not in dist_allowed:
             uncovered.append(base)
     if uncovered:
         problems.append("%s %s not covered by %s, which has device code for %s only" % (
@@ -88,6 +91,7 @@ def _amdgpu_targets_flag_impl(ctx):
         ctx.build_setting_value,
         rocm_supported_amdgpu_targets(),
         rocm_dist_amdgpu_targets(),
+        rocm_dist_allowed_amdgpu_targets(),
         rocm_compiler_description(),
         flag,
         rocm_dist_description(),

@@ -156,6 +156,24 @@ def test_therock_layout_and_target_coverage(tmp_path):
     assert finder.uncovered_targets(["gfx942", "gfx9-4-generic", "gfx1100"], covered) == ["gfx1100"]
 
 
+def test_allowed_targets_are_what_the_compiler_knows_that_the_policy_leaves():
+    """What the analysis check looks requested targets up in (rocm/private/amdgpu_targets.bzl)."""
+    supported = ["gfx908", "gfx90a", "gfx942", "gfx950", "gfx1100", "gfx9-4-generic"]
+    assert finder.allowed_targets(supported, ["gfx942", "gfx950", "gfx1201"]) == ["gfx942", "gfx950", "gfx9-4-generic"]
+    assert finder.allowed_targets(supported, None) is None, "no device-code limit: no list to look up"
+    for target in supported:
+        allowed = target in finder.allowed_targets(supported, ["gfx942"])
+        assert allowed == (not finder.uncovered_targets([target], ["gfx942"])), target
+
+
+def test_the_json_of_a_therock_toolkit_names_its_allowed_targets(tmp_path, capsys):
+    root = make_therock(tmp_path / "therock")
+    assert finder.main(["--rocm-path", str(root), "--format", "json"]) == 0
+    therock = json.loads(capsys.readouterr().out)["therock"]
+    assert therock["device_code_targets"] == ["gfx942"]
+    assert "gfx942" in therock["allowed_targets"] and "gfx90a" not in therock["allowed_targets"]
+
+
 def test_therock_family_from_file_name_when_no_dist_info(tmp_path):
     config = finder.find_rocm_config(make_therock(tmp_path / "t", dist_targets=None))
     url = "https://rocm.nightlies.amd.com/tarball/therock-dist-linux-gfx110X-all-7.10.0a20251120.tar.gz"

@@ -169,8 +169,18 @@ def family_targets(family: str) -> tuple[str, ...] | None:
 
 
 def uncovered_targets(requested: Sequence[str], covered: Sequence[str]) -> list[str]:
-    """Requested targets a toolkit has no device code for (generic targets need none)."""
+    """Requested targets a toolkit has no device code for (generic targets need none): the one
+    implementation of that policy. ci_build applies it to a tarball's name before the download;
+    a build applies allowed_targets' answer at analysis (rocm/private/amdgpu_targets.bzl)."""
     return [t for t in requested if t not in covered and not t.endswith("-generic")]
+
+
+def allowed_targets(supported: Sequence[str], covered: Sequence[str] | None) -> list[str] | None:
+    """The targets a build may ask for with a toolkit that has device code for `covered`:
+    those its compiler knows (`supported`) that uncovered_targets leaves; None: no limit."""
+    if covered is None:
+        return None
+    return [t for t in supported if not uncovered_targets([t], covered)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -702,7 +712,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     if config.therock is not None:
         config.therock.update(family=family or None, device_code_targets=choice.device_code_targets,
-                              device_code_source=choice.device_code_source or None)
+                              device_code_source=choice.device_code_source or None,
+                              allowed_targets=allowed_targets(config.amdgpu_targets_supported, choice.device_code_targets))
     if args.format == "text":
         print(format_text(config) + f"\n  build targets   {' '.join(choice.targets)}   ({choice.origin})")
     else:

@@ -24,7 +24,7 @@ DEFAULT_AMDGPU_TARGETS, asked with --default-amdgpu-targets), which a TheRock to
 narrows to the targets it has device code for (its family's: the wheel list's targets
 in the family, or the family's own when there are none). An explicit
 --//rocm:amdgpu_targets is checked at analysis against the same limit
-(rocm/private/amdgpu_targets.bzl).
+(rocm/private/amdgpu_targets.bzl looks it up in the finder's therock.allowed_targets).
 
 Where the toolkit comes from, first match wins:
   --repo_env=ROCM_PATH=DIR                       an extracted toolkit, /opt/rocm-X, /usr
@@ -217,6 +217,7 @@ def _write_unconfigured(rctx, reason, advice):
         "%{amdgpu_targets}": repr(requested_amdgpu_targets(rctx) or _default_amdgpu_targets(rctx)),
         "%{supported_amdgpu_targets}": "[]",
         "%{dist_amdgpu_targets}": "[]",
+        "%{dist_allowed_amdgpu_targets}": "[]",
         "%{dist_description}": repr(""),
         "%{compiler_description}": repr("no compiler (ROCm is not configured)"),
         "%{build_info}": "{}",
@@ -444,6 +445,7 @@ def _rocm_configure_impl(rctx):
         "%{amdgpu_targets}": repr(targets),
         "%{supported_amdgpu_targets}": repr(config["amdgpu_targets_supported"]),
         "%{dist_amdgpu_targets}": repr(device_code),
+        "%{dist_allowed_amdgpu_targets}": repr(therock.get("allowed_targets") or []),
         "%{dist_description}": repr(_device_code_description(therock) if device_code else ""),
         "%{compiler_description}": repr("clang %s of ROCm %s" % (config["clang_version"] or "(unknown version)", config["rocm_version"])),
         "%{build_info}": repr({

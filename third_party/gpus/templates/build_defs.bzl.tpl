@@ -5,6 +5,7 @@ _ROCM_VERSION_NUMBER = %{rocm_version_number}
 _AMDGPU_TARGETS = %{amdgpu_targets}
 _SUPPORTED_AMDGPU_TARGETS = %{supported_amdgpu_targets}
 _DIST_AMDGPU_TARGETS = %{dist_amdgpu_targets}
+_DIST_ALLOWED_AMDGPU_TARGETS = %{dist_allowed_amdgpu_targets}
 _DIST_DESCRIPTION = %{dist_description}
 _COMPILER_DESCRIPTION = %{compiler_description}
 _BUILD_INFO = %{build_info}
@@ -34,6 +35,11 @@ def rocm_dist_amdgpu_targets():
     """The targets a TheRock toolkit has device code for: its dist_info.json's, else its
     family's (empty: no such limit)."""
     return _DIST_AMDGPU_TARGETS
+
+def rocm_dist_allowed_amdgpu_targets():
+    """What a build may ask for under rocm_dist_amdgpu_targets' limit, as the finder decided
+    (find_rocm_config.py allowed_targets: the one implementation of that policy)."""
+    return _DIST_ALLOWED_AMDGPU_TARGETS
 
 def rocm_dist_description():
     """'the TheRock toolkit of family gfx950-dcgpu': what limits rocm_dist_amdgpu_targets, for messages."""
