@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import sandbox
+from tests.conftest import sandbox, scratch_copy
 
 pytestmark = pytest.mark.bazel
 
@@ -210,7 +210,7 @@ def test_therock_tarball_answers_xla_names(in_sandbox, therock_server):
     assert lacking.returncode != 0 and "has no hipsolver" in lacking.stderr and "Install libhipsolver-dev" in lacking.stderr
 
 
-def test_therock_tarball_builds_checks_family_and_is_cached(in_sandbox, therock_server):
+def test_therock_tarball_builds_checks_family_and_is_cached(in_sandbox, therock_server, tmp_path):
     therock_build(in_sandbox, therock_server["url"], therock_server["sha256"])
     config = rocm_config(in_sandbox)
     assert (config["layout"], config["rocm_version"], config["rocm_version_number"]) == ("therock", "7.2.4a20261122", 70204)
@@ -221,8 +221,14 @@ def test_therock_tarball_builds_checks_family_and_is_cached(in_sandbox, therock_
                          "//tests/rocm/hip:kernels", check=False)
     assert outside.returncode != 0 and "'gfx1100' is not covered by" in outside.stderr, outside.stderr[-3000:]
     assert "which has device code for gfx942 gfx950 only" in outside.stderr
-    # A second clean build downloads nothing: its URL answers 404, the repository cache answers.
+    # A fresh output base downloads nothing: its URL answers 404, the repository cache (shared
+    # by every output base) answers. A copy's own output base, not `clean --expunge` here, which
+    # would make every later test of this checkout start cold. --nobuild: the fetch is the point.
     # (The shared server stays up for the other tests, whatever order they run in.)
-    in_sandbox("bazel", "clean", "--expunge")
-    therock_build(in_sandbox, f"{therock_server['base']}/gone/{Path(therock_server['url']).name}", therock_server["sha256"])
-    assert rocm_config(in_sandbox)["layout"] == "therock"
+    gone = f"{therock_server['base']}/gone/{Path(therock_server['url']).name}"
+    with scratch_copy(tmp_path / "checkout") as copy:
+        in_sandbox("bazel", "build", "--nobuild", "--config=rocm", f"--repo_env=THEROCK_URL={gone}",
+                   f"--repo_env=THEROCK_SHA256={therock_server['sha256']}", "//tests/rocm:hip_runtime_link_test", cwd=copy)
+        base = in_sandbox("bazel", "info", "output_base", cwd=copy).stdout.strip()
+        assert base != in_sandbox("bazel", "info", "output_base").stdout.strip(), "a fresh output base of its own"
+        assert json.loads(in_sandbox("cat", f"{base}/external/{REPO}/rocm_config.json").stdout)["layout"] == "therock"
