@@ -169,8 +169,11 @@ def test_allowed_targets_are_what_the_compiler_knows_that_the_policy_leaves():
 def test_the_json_of_a_therock_toolkit_names_its_allowed_targets(tmp_path, capsys):
     root = make_therock(tmp_path / "therock")
     assert finder.main(["--rocm-path", str(root), "--format", "json"]) == 0
-    therock = json.loads(capsys.readouterr().out)["therock"]
+    data = json.loads(capsys.readouterr().out)
+    therock = data["therock"]
     assert therock["device_code_targets"] == ["gfx942"]
+    # JAX's list narrowed to the toolkit's device code: what the repository rule then says.
+    assert data["amdgpu_targets_note"].startswith("amdgpu targets gfx942 (default: JAX's wheel list limited"), data["amdgpu_targets_note"]
     assert "gfx942" in therock["allowed_targets"] and "gfx90a" not in therock["allowed_targets"]
 
 
@@ -352,15 +355,28 @@ def test_cli_error_is_one_line_and_nonzero(tmp_path):
     assert result.stderr.count("\n") == 1 and "is not a ROCm toolkit" in result.stderr
 
 
+def test_the_default_targets_are_jaxs_wheel_list_checked_against_the_compiler(tmp_path):
+    """Without --default-targets the finder wants JAX's wheel list, as the build does; a clang
+    that lacks some of them is refused naming them and the variable to set."""
+    root = make_multiarch(tmp_path / "usr")  # its clang knows gfx90a gfx942 gfx950 gfx1100 only
+    result = subprocess.run([sys.executable, str(CHECKOUT / "third_party/gpus/find_rocm_config.py"), "--rocm-path", str(root)],
+                            capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "the default amdgpu target(s) gfx908, gfx1030, gfx1101, gfx1200, gfx1201 are unknown" in result.stderr
+    assert "TF_ROCM_AMDGPU_TARGETS" in result.stderr
+
+
 def test_cli_json_has_the_promised_keys(tmp_path):
     root = make_multiarch(tmp_path / "usr")
-    out = subprocess.run([sys.executable, str(CHECKOUT / "third_party/gpus/find_rocm_config.py"), "--rocm-path", str(root)],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, str(CHECKOUT / "third_party/gpus/find_rocm_config.py"), "--rocm-path", str(root),
+                          "--default-targets", "gfx942,gfx950"], capture_output=True, text=True, check=True).stdout
     data = json.loads(out)
-    for key in ("rocm_toolkit_path", "layout", "rocm_version", "rocm_version_number", "hip_version", "clang_path",
-                "clang_version", "hipcc_path", "device_libs_path", "amdgpu_targets_supported", "libraries"):
+    for key in ("rocm_toolkit_path", "layout", "rocm_version", "rocm_version_number", "hip_version", "hip_version_number",
+                "clang_path", "clang_version", "hipcc_path", "device_libs_path", "amdgpu_targets_supported", "libraries",
+                "amdgpu_targets", "amdgpu_targets_origin", "amdgpu_targets_note"):
         assert key in data
-    assert set(data["libraries"]["rocblas"]) >= {"version", "include_dir", "library_dir", "library"}
+    assert data["amdgpu_targets"] == ["gfx942", "gfx950"] and data["amdgpu_targets_note"] == "", "the defaults held as given"
+    assert set(data["libraries"]["rocblas"]) >= {"version", "version_number", "include_dir", "library_dir", "library"}
 
 
 # ---- fuzzing: garbage never crashes the parsers ---------------------------
@@ -491,13 +507,31 @@ def test_cli_reads_the_family_from_the_archive_name_unless_declared(tmp_path):
 # ---- JAX's wheel list and what a TheRock tarball's name says, before the download ----------
 
 
-def test_default_amdgpu_targets_is_the_wheel_list_and_searches_nothing():
-    """rocm_configure.bzl asks the finder for JAX's list (its one home) and passes it back as --default-targets."""
-    result = subprocess.run([sys.executable, str(CHECKOUT / "third_party/gpus/find_rocm_config.py"), "--default-amdgpu-targets"],
+def unconfigured_targets(value: str) -> list[str]:
+    result = subprocess.run([sys.executable, str(CHECKOUT / "third_party/gpus/find_rocm_config.py"), "--unconfigured-targets", value],
                             capture_output=True, text=True, env={**os.environ, "ROCM_PATH": "/nonexistent"}, check=True)
-    assert json.loads(result.stdout) == list(finder.DEFAULT_AMDGPU_TARGETS) == WHEEL_LIST
+    return json.loads(result.stdout)
+
+
+def test_unconfigured_targets_split_the_value_or_give_the_wheel_list_and_search_nothing():
+    """A build without ROCm records these: the finder splits TF_ROCM_AMDGPU_TARGETS and holds JAX's
+    list (its one home); rocm_configure.bzl neither splits nor lists targets itself."""
+    assert unconfigured_targets("") == list(finder.DEFAULT_AMDGPU_TARGETS) == WHEEL_LIST
+    assert unconfigured_targets("gfx942;gfx950 gfx90a") == ["gfx942", "gfx950", "gfx90a"]
     bzl = (CHECKOUT / "third_party/gpus/rocm_configure.bzl").read_text()
-    assert "--default-amdgpu-targets" in bzl and "gfx1201" not in bzl  # no second copy of the list
+    assert "--unconfigured-targets" in bzl and "gfx1201" not in bzl and ".split(\",\")" not in bzl
+
+
+def test_the_finders_json_has_the_version_numbers_xla_encodes(tmp_path, capsys):
+    """rocm_configure.bzl takes XLA's encodings from here instead of parsing versions again."""
+    assert finder.dotted_version_number("3.5.1") == 30501 and finder.dotted_version_number(None) == 0
+    assert finder.hip_version_number("7.2.53211") == 70253211 and finder.hip_version_number("") == 0
+    root = make_therock(tmp_path / "therock")
+    assert finder.main(["--rocm-path", str(root)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["hip_version_number"] == finder.hip_version_number(data["hip_version"]) > 0
+    hip = data["libraries"]["hip"]
+    assert hip["version_number"] == finder.dotted_version_number(hip["version"])
 
 
 TARBALL_URL = "https://rocm.nightlies.amd.com/tarball/therock-dist-linux-{}-7.10.0a20251120.tar.gz"

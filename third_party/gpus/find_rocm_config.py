@@ -68,6 +68,18 @@ def version_number(version: tuple[int, int, int]) -> int:
     return major * 10000 + minor * 100 + patch
 
 
+def dotted_version_number(text: str | None) -> int:
+    """version_number of a version string, 0 when there is none (XLA's "unknown")."""
+    parsed = parse_dotted(text or "")
+    return version_number(parsed) if parsed else 0
+
+
+def hip_version_number(text: str | None) -> int:
+    """HIP_VERSION's encoding: 7.2.53211 -> 70253211 (0 when unknown)."""
+    parsed = parse_dotted(text or "")
+    return parsed[0] * 10_000_000 + parsed[1] * 100_000 + parsed[2] if parsed else 0
+
+
 def header_macros(text: str, prefix: str) -> dict[str, str]:
     """#define PREFIX_MAJOR 7 ... -> {'MAJOR': '7', ...} for one header's text."""
     out = {}
@@ -118,8 +130,8 @@ def amdgpu_processors(output: str) -> list[str]:
 
 # --------------------------------------------------------------------------
 # The amdgpu targets of JAX's published ROCm wheels: this list's one home.
-# rocm_configure.bzl asks for it (--default-amdgpu-targets) and passes it back as
-# --default-targets; build/ci_build imports it.
+# The finder defaults to it (--default-targets), also for a build without ROCm
+# (--unconfigured-targets); build/ci_build imports it.
 # --------------------------------------------------------------------------
 
 DEFAULT_AMDGPU_TARGETS = ("gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201")
@@ -279,6 +291,7 @@ def missing_libraries(found: dict[str, "Library"]) -> dict[str, str]:
 @dataclasses.dataclass(frozen=True)
 class Library:
     version: str | None
+    version_number: int  # XLA's encoding of `version` (3.5.1 -> 30501), 0 when unknown
     version_source: str | None  # the file the version was read from
     include_dir: str | None  # None: runtime only (no -dev headers installed)
     headers: list[str]  # header files it owns, relative to include_dir
@@ -315,6 +328,7 @@ class RocmConfig:
     rocm_version_number: int
     rocm_version_source: str
     hip_version: str
+    hip_version_number: int  # HIP_VERSION's encoding (hip_version_number)
     clang_path: str
     clang_version: str | None
     hipcc_path: str | None
@@ -479,6 +493,7 @@ def find_libraries(layout: Layout, warnings: list[str]) -> dict[str, Library]:
             warnings.append(f"{spec.name}: found but no version could be read")
         found[spec.name] = Library(
             version=version,
+            version_number=dotted_version_number(version),
             version_source=source,
             include_dir=str(include_dir) if has_headers else None,
             headers=list_headers(include_dir, spec.owned_headers()) if has_headers else [],
@@ -614,6 +629,7 @@ def find_rocm_config(root: Path) -> RocmConfig:
         rocm_version_number=version_number(parsed),
         rocm_version_source=source,
         hip_version=hip,
+        hip_version_number=hip_version_number(hip),
         clang_path=str(clang),
         clang_version=clang_ver,
         hipcc_path=str(hipcc) if hipcc else None,
@@ -680,10 +696,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--require-targets", default="", metavar="gfx942,gfx950",
                    help="the targets the build asked for (TF_ROCM_AMDGPU_TARGETS), recorded as they are: the build "
                         "checks them at analysis against what this reports (clang's targets, the device code)")
-    p.add_argument("--default-targets", default="", metavar="gfx942,gfx950",
-                   help="without --require-targets: the targets wanted by default (JAX's wheel list, as "
-                        "--default-amdgpu-targets prints it); a TheRock "
-                        "toolkit narrows them to its family's (see default_targets)")
+    p.add_argument("--default-targets", default=",".join(DEFAULT_AMDGPU_TARGETS), metavar="gfx942,gfx950",
+                   help="without --require-targets: the targets wanted by default (default: JAX's wheel list, "
+                        "%(default)s); a TheRock toolkit narrows them to its family's (see default_targets)")
     p.add_argument("--therock-family", default="", help="TheRock family of the tarball, e.g. gfx94X-dcgpu (declared: "
                    "rocm.therock(family = ...)); wins over --therock-archive's name")
     p.add_argument("--therock-archive", default="", metavar="URL",
@@ -692,21 +707,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--library-names", action="store_true",
                    help="print the names of the libraries this finder knows (JSON list) and exit, searching nothing: "
                         "@local_config_rocm declares one target each, with ROCm or without")
-    p.add_argument("--default-amdgpu-targets", action="store_true",
-                   help="print the amdgpu targets of JAX's wheels (JSON list) and exit, searching nothing: what "
-                        "rocm_configure.bzl passes back as --default-targets")
+    p.add_argument("--unconfigured-targets", default=None, metavar="TF_ROCM_AMDGPU_TARGETS",
+                   help="print the amdgpu targets a build without ROCm records (JSON list: the value's, else "
+                        "JAX's wheel list) and exit, searching nothing")
     args = p.parse_args(argv)
     if args.library_names:
         print(json.dumps([spec.name for spec in LIBRARIES]))
         return 0
-    if args.default_amdgpu_targets:
-        print(json.dumps(list(DEFAULT_AMDGPU_TARGETS)))
+    if args.unconfigured_targets is not None:
+        print(json.dumps(split_targets(args.unconfigured_targets) or list(DEFAULT_AMDGPU_TARGETS)))
         return 0
     try:
         config = find_rocm_config(args.rocm_path) if args.rocm_path else find_default(dict(os.environ))
         family = (args.therock_family or therock_family_from_url(args.therock_archive) or
                   (config.therock or {}).get("family") or "")
-        choice = choose_targets(config, split_targets(args.require_targets), split_targets(args.default_targets), family)
+        requested, defaults = split_targets(args.require_targets), split_targets(args.default_targets)
+        choice = choose_targets(config, requested, defaults, family)
     except RocmNotFound as e:
         print(f"find_rocm_config: error: {e}", file=sys.stderr)
         return 1
@@ -717,7 +733,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.format == "text":
         print(format_text(config) + f"\n  build targets   {' '.join(choice.targets)}   ({choice.origin})")
     else:
-        data = json.loads(config.to_json()) | {"amdgpu_targets": choice.targets, "amdgpu_targets_origin": choice.origin}
+        # What the repository rule says when the defaults did not hold as they are.
+        note = "" if requested or choice.targets == defaults else f"amdgpu targets {','.join(choice.targets)} ({choice.origin})"
+        data = json.loads(config.to_json()) | {"amdgpu_targets": choice.targets, "amdgpu_targets_origin": choice.origin,
+                                               "amdgpu_targets_note": note}
         print(json.dumps(data, indent=2, sort_keys=True))
     return 0
 

@@ -20,7 +20,7 @@ one per library, have templates of their own):
 
 Default amdgpu targets (what --//rocm:amdgpu_targets defaults to): TF_ROCM_AMDGPU_TARGETS
 if set, checked against the toolkit; else JAX's wheel list (the finder's
-DEFAULT_AMDGPU_TARGETS, asked with --default-amdgpu-targets), which a TheRock toolkit
+DEFAULT_AMDGPU_TARGETS, which it splits and defaults to), which a TheRock toolkit
 narrows to the targets it has device code for (its family's: the wheel list's targets
 in the family, or the family's own when there are none). An explicit
 --//rocm:amdgpu_targets is checked at analysis against the same limit
@@ -115,13 +115,6 @@ def _fill(rctx, template, substitutions):
 def _target_name(library):
     return library.replace("-", "_")
 
-def _split_list(value):
-    out = []
-    for part in value.replace(";", ",").replace(" ", ",").split(","):
-        if part.strip():
-            out.append(part.strip())
-    return out
-
 def _truthy(value):
     return value.strip().lower() in ("1", "true", "yes", "on")
 
@@ -131,10 +124,6 @@ def _python(rctx):
         fail("rocm_configure: python3 was not found on PATH; it runs third_party/gpus/find_rocm_config.py. Install Python 3.11 or newer.")
     return python
 
-def requested_amdgpu_targets(rctx):
-    """TF_ROCM_AMDGPU_TARGETS as a list; [] when unset (the finder then picks the defaults)."""
-    return _split_list(rctx.getenv("TF_ROCM_AMDGPU_TARGETS", ""))
-
 def _library_names(rctx):
     """The finder's library table (one target each in //rocm), asked of the finder itself."""
     result = rctx.execute([_python(rctx), rctx.path(rctx.attr._finder), "--library-names"], timeout = 60)
@@ -142,12 +131,13 @@ def _library_names(rctx):
         fail("rocm_configure: third_party/gpus/find_rocm_config.py --library-names failed:\n" + result.stderr)
     return json.decode(result.stdout)
 
-def _default_amdgpu_targets(rctx):
-    """The amdgpu targets JAX's published ROCm wheels are built for: the finder's
-    DEFAULT_AMDGPU_TARGETS (the list's one home; build/ci_build reads it there too)."""
-    result = rctx.execute([_python(rctx), rctx.path(rctx.attr._finder), "--default-amdgpu-targets"], timeout = 60)
+def _unconfigured_targets(rctx):
+    """What a build without ROCm records as its amdgpu targets: TF_ROCM_AMDGPU_TARGETS's, else
+    JAX's wheel list, as the finder (the list's one home) splits and defaults them."""
+    args = [_python(rctx), rctx.path(rctx.attr._finder), "--unconfigured-targets", rctx.getenv("TF_ROCM_AMDGPU_TARGETS", "")]
+    result = rctx.execute(args, timeout = 60)
     if result.return_code != 0:
-        fail("rocm_configure: third_party/gpus/find_rocm_config.py --default-amdgpu-targets failed:\n" + result.stderr)
+        fail("rocm_configure: third_party/gpus/find_rocm_config.py --unconfigured-targets failed:\n" + result.stderr)
     return json.decode(result.stdout)
 
 def _root_aliases(rctx, libraries):
@@ -172,15 +162,13 @@ def _hipcc_config(config):
             "clang_version": "",
             "lib_paths": [],
         }
-    hip = [int(p) if p.isdigit() else 0 for p in (config["hip_version"] or "0.0.0").split(".")[:3]] + [0, 0, 0]
     return {
         "version_number": config["rocm_version_number"],
         "hipcc_path": config.get("hipcc_path") or "",
         "rocm_path": config["rocm_toolkit_path"],
         "rocm_root": "rocm",
-        "miopen_version": _version_number((config["libraries"].get("miopen") or {}).get("version")),
-        # HIP_VERSION's encoding: 7.2.53211 -> 70253211.
-        "hipruntime_version": hip[0] * 10000000 + hip[1] * 100000 + hip[2],
+        "miopen_version": (config["libraries"].get("miopen") or {}).get("version_number", 0),
+        "hipruntime_version": config["hip_version_number"],  # HIP_VERSION's encoding: 7.2.53211 -> 70253211
         "clang_version": config["clang_version"] or "",
         "lib_paths": sorted({info["library_dir"]: True for info in config["libraries"].values() if info.get("library_dir")}.keys()),
     }
@@ -214,7 +202,7 @@ def _write_unconfigured(rctx, reason, advice):
     rctx.template("build_defs.bzl", _TEMPLATES["build_defs"], {
         "%{configured}": "False",
         "%{rocm_version_number}": "0",
-        "%{amdgpu_targets}": repr(requested_amdgpu_targets(rctx) or _default_amdgpu_targets(rctx)),
+        "%{amdgpu_targets}": repr(_unconfigured_targets(rctx)),
         "%{supported_amdgpu_targets}": "[]",
         "%{dist_amdgpu_targets}": "[]",
         "%{dist_allowed_amdgpu_targets}": "[]",
@@ -339,13 +327,6 @@ def _rpath_substitutions(rctx, config):
         "%{rpath_system}": repr(runpath_linkopts(system)),
     }
 
-def _version_number(version):
-    """'3.5.1' -> 30501 (0 when unknown): XLA's encoding of library versions."""
-    parts = (version or "").split(".")
-    if len(parts) < 3 or not (parts[0].isdigit() and parts[1].isdigit() and parts[2].isdigit()):
-        return 0
-    return int(parts[0]) * 10000 + int(parts[1]) * 100 + int(parts[2])
-
 def _rocm_configure_impl(rctx):
     if not _truthy(rctx.getenv("TF_NEED_ROCM", "0")):
         _write_unconfigured(
@@ -355,14 +336,11 @@ def _rocm_configure_impl(rctx):
         )
         return
     description, path, family, archive_url = _toolkit_source(rctx)
-    requested = requested_amdgpu_targets(rctx)
-    defaults = [] if requested else _default_amdgpu_targets(rctx)
     finder = rctx.path(rctx.attr._finder)
     args = [_python(rctx), finder]
-    if requested:
-        args += ["--require-targets", ",".join(requested)]
-    else:
-        args += ["--default-targets", ",".join(defaults)]
+    requested = rctx.getenv("TF_ROCM_AMDGPU_TARGETS", "")
+    if requested.strip():  # else the finder's defaults: JAX's wheel list
+        args += ["--require-targets", requested]
     if path:
         args += ["--rocm-path", path]
     if family:
@@ -379,12 +357,9 @@ def _rocm_configure_impl(rctx):
     targets = config["amdgpu_targets"]
     therock = config.get("therock") or {}
     device_code = therock.get("device_code_targets") or []
-    if not requested and targets != defaults:
+    if config["amdgpu_targets_note"]:  # the defaults did not hold as they are (a TheRock family's)
         # buildifier: disable=print
-        print("rocm_configure: amdgpu targets %s (%s); change them with --//rocm:amdgpu_targets=... or TF_ROCM_AMDGPU_TARGETS" % (
-            ",".join(targets),
-            config["amdgpu_targets_origin"],
-        ))
+        print("rocm_configure: %s; change them with --//rocm:amdgpu_targets=... or TF_ROCM_AMDGPU_TARGETS" % config["amdgpu_targets_note"])
 
     # Re-run when the toolkit's own version files change (an upgrade in place).
     if hasattr(rctx, "watch"):
@@ -410,7 +385,7 @@ def _rocm_configure_impl(rctx):
         # this header differ between checkouts (no remote cache hit across them).
         "%{rocm_path}": RUNTIME_ROCM_PATH if in_inputs else config["rocm_toolkit_path"],
         "%{hipblaslt}": "1" if "hipblaslt" not in config["missing_libraries"] else "0",
-        "%{miopen_version_number}": str(_version_number((libraries.get("miopen") or {}).get("version"))),
+        "%{miopen_version_number}": str((libraries.get("miopen") or {}).get("version_number", 0)),
     })
     rctx.template("rocm/BUILD.bazel", _TEMPLATES["rocm_build"], _rpath_substitutions(rctx, config) | {
         "%{rocm_version}": config["rocm_version"],
