@@ -124,21 +124,21 @@ def _python(rctx):
         fail("rocm_configure: python3 was not found on PATH; it runs third_party/gpus/find_rocm_config.py. Install Python 3.11 or newer.")
     return python
 
+def _ask_finder(rctx, *args):
+    """The JSON answer of one of the finder's questions that search no toolkit."""
+    result = rctx.execute([_python(rctx), rctx.path(rctx.attr._finder)] + list(args), timeout = 60)
+    if result.return_code != 0:
+        fail("rocm_configure: third_party/gpus/find_rocm_config.py %s failed:\n%s" % (args[0], result.stderr))
+    return json.decode(result.stdout)
+
 def _library_names(rctx):
     """The finder's library table (one target each in //rocm), asked of the finder itself."""
-    result = rctx.execute([_python(rctx), rctx.path(rctx.attr._finder), "--library-names"], timeout = 60)
-    if result.return_code != 0:
-        fail("rocm_configure: third_party/gpus/find_rocm_config.py --library-names failed:\n" + result.stderr)
-    return json.decode(result.stdout)
+    return _ask_finder(rctx, "--library-names")
 
 def _unconfigured_targets(rctx):
     """What a build without ROCm records as its amdgpu targets: TF_ROCM_AMDGPU_TARGETS's, else
     JAX's wheel list, as the finder (the list's one home) splits and defaults them."""
-    args = [_python(rctx), rctx.path(rctx.attr._finder), "--unconfigured-targets", rctx.getenv("TF_ROCM_AMDGPU_TARGETS", "")]
-    result = rctx.execute(args, timeout = 60)
-    if result.return_code != 0:
-        fail("rocm_configure: third_party/gpus/find_rocm_config.py --unconfigured-targets failed:\n" + result.stderr)
-    return json.decode(result.stdout)
+    return _ask_finder(rctx, "--unconfigured-targets", rctx.getenv("TF_ROCM_AMDGPU_TARGETS", ""))
 
 def _root_aliases(rctx, libraries):
     """This project's names (//:hip, //:rocm_headers ...) for the targets in //rocm."""
