@@ -50,7 +50,9 @@ def inside(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-hip-") as tmp:
         workspace = Path(tmp) / "ws"
         copy_workspace(workspace)  # tests/infra/copy_workspace.py
-        flags = ["--config=rocm", f"--//rocm:amdgpu_targets={args.targets}"]
+        # --disk_cache=: the full build must be cold and the edit really recompile; the shared
+        # action cache (the sandbox's rc sets one) would answer both from an earlier run.
+        flags = ["--config=rocm", "--disk_cache=", f"--//rocm:amdgpu_targets={args.targets}"]
 
         def build(log: Path | None = None) -> float:
             extra = [f"--execution_log_json_file={log}"] if log else []

@@ -57,7 +57,9 @@ def cold_build(workspace: Path, flags: list[str], output_base: Path, extra: list
               f"bazel --output_base={output_base} build {' '.join(flags)} {TARGET} >{output_base}.log 2>&1; "
               f"status=$?; end=$(date +%s.%N); bazel --output_base={output_base} shutdown; "
               f"echo \"$status $start $end\"")
-    result = subprocess.run(SANDBOX + ["run", *extra, "--", "sh", "-c", script], cwd=workspace, capture_output=True, text=True)
+    # A cold build: without the shared action cache tools/sandbox.py gives every run (unless off).
+    result = subprocess.run(SANDBOX + ["run", *extra, "--", "sh", "-c", script], cwd=workspace, capture_output=True, text=True,
+                            env=dict(os.environ, JAX_ROCM_ACTION_CACHE="off"))
     status, start, end = result.stdout.split()[-3:]
     if status != "0":
         raise SystemExit(f"bench_jax_modules: the build in {workspace} failed; see {output_base}.log")

@@ -68,7 +68,9 @@ def inside(args: argparse.Namespace) -> int:
     workspace = Path(args.workspace)
     # The offline stand-ins, as ci_build --sources=examples gives them (tools/bazel maps the names).
     sources = [f"--override_repository={name}={workspace}/examples/{name}" for name in ("jax", "xla")]
-    flags = ["--config=rocm", "--config=rocm_release", *TOOLCHAIN_FLAGS[args.toolchain],
+    # --disk_cache=: cold builds, and remote spawns or remote cache hits only; the shared action
+    # cache (the sandbox's rc sets one) would answer from an earlier run or from the local build.
+    flags = ["--config=rocm", "--config=rocm_release", "--disk_cache=", *TOOLCHAIN_FLAGS[args.toolchain],
              f"--//rocm:amdgpu_targets={args.targets}", *sources]
     rows = []
 

@@ -9,8 +9,13 @@ and enters:
   ensure [--rocm=minimal|full]   build or update the root (idempotent, atomic, locked)
   run [--] CMD...                run CMD inside it, with this checkout at the same path
   info                           Bazel / clang / HIP versions and the root's size
-  clean [--all]                  remove the root (and with --all every cache)
-  prune                          remove Bazel output bases of checkouts that no longer exist
+  clean [--all|--action-cache]   remove the root (--all: every cache; --action-cache: that cache alone)
+  prune                          remove output bases of deleted checkouts and superseded action
+                                 caches; trim the action cache to its bound
+
+Every Bazel inside shares one action cache (a Bazel disk cache per root, bounded by
+JAX_ROCM_ACTION_CACHE_GB, default 20; JAX_ROCM_ACTION_CACHE=off for none): a second
+checkout, a test's copy or an emptied output base takes the results instead of rebuilding.
 
 Everything lives under ${XDG_CACHE_HOME:-~/.cache}/jax-rocm-build/. The package
 set is declared once, in tools/sandbox_root/layers.py; its hash names the root,
@@ -37,10 +42,17 @@ from pathlib import Path
 from typing import Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sandbox_root import SandboxError, log  # noqa: E402
+from sandbox_root import SandboxError, action_cache, log  # noqa: E402
 from sandbox_root.build import ensure, read_stamp, ready_root, remove_tree, require_root_user  # noqa: E402
 from sandbox_root.cache import Paths, flock  # noqa: E402
-from sandbox_root.environment import PASS_ENV, PASS_ENV_PREFIXES, run_binds, sandbox_env, standard_binds  # noqa: E402
+from sandbox_root.environment import (  # noqa: E402
+    BAZEL_SANDBOX_TMPFS,
+    PASS_ENV,
+    PASS_ENV_PREFIXES,
+    run_binds,
+    sandbox_env,
+    standard_binds,
+)
 from sandbox_root.layers import DEFAULT_MIRROR, DEFAULT_PROFILE, PROFILES  # noqa: E402
 from sandbox_root.namespaces import Enter, enter  # noqa: E402
 from sandbox_root.output_bases import orphans, output_bases  # noqa: E402
@@ -67,15 +79,47 @@ def cmd_run(args: argparse.Namespace, paths: Paths) -> int:
         root = ready_root(paths)
         if root is None:
             raise SandboxError(f"sandbox root under {paths.sandbox} is corrupted or was removed; run `tools/sandbox.py ensure`")
+        disk_cache = shared_action_cache(paths, root)
         spec = Enter(
-            tuple(argv), root, tuple(run_binds(paths, [Path(b) for b in args.bind], cwd)),
-            sandbox_env(args.env), str(cwd),
+            tuple(argv), root, tuple(run_binds(paths, [Path(b) for b in args.bind], cwd, disk_cache)),
+            sandbox_env(args.env), str(cwd), tmpfs=(BAZEL_SANDBOX_TMPFS,),
         )
         rc = enter(spec)
     if rc < 0:  # died by a signal: die by the same one
         signal.signal(-rc, signal.SIG_DFL)
         os.kill(os.getpid(), -rc)
     return rc
+
+
+def shared_action_cache(paths: Paths, root: Path) -> Path | None:
+    """The root's action cache for this `run` (None with JAX_ROCM_ACTION_CACHE=off), trimmed to
+    its bound first when the last trim is an hour old."""
+    if not action_cache.enabled(dict(os.environ)):
+        return None
+    try:
+        bound = action_cache.bound_bytes(dict(os.environ))
+    except ValueError as e:
+        raise SandboxError(str(e)) from None
+    cache = paths.action_caches / action_cache.root_key(root)
+    if action_cache.due(cache):
+        trim_action_cache(cache, bound, quiet=True)
+    return cache
+
+
+def trim_action_cache(cache: Path, bound: int, quiet: bool = False) -> action_cache.TrimResult:
+    try:
+        result = action_cache.trim(cache, bound)
+    except OSError as e:
+        raise SandboxError(f"cannot trim the action cache {cache} ({e}); remove it with "
+                           "`tools/sandbox.py clean --action-cache`") from None
+    if not result.skipped:
+        action_cache.mark_trimmed(cache)
+    if result.deleted or not quiet:
+        log(f"action cache {cache}: {result.size / 1e9:.1f} GB in {result.entries} entries, bound "
+            f"{bound / 1e9:.0f} GB ({action_cache.BOUND_ENV}); "
+            + ("another collector is trimming it" if result.skipped else
+               f"{result.deleted} least recently used removed, {result.freed / 1e9:.1f} GB freed"))
+    return result
 
 
 def capture(root: Path, paths: Paths, argv: Sequence[str]) -> str:
@@ -89,7 +133,8 @@ def capture(root: Path, paths: Paths, argv: Sequence[str]) -> str:
     reader = threading.Thread(target=read_all)
     reader.start()
     try:
-        enter(Enter(tuple(argv), root, tuple(standard_binds(paths)), sandbox_env(), "/", stdout=write_fd, stderr=write_fd))
+        enter(Enter(tuple(argv), root, tuple(standard_binds(paths)), sandbox_env(), "/", stdout=write_fd, stderr=write_fd,
+                    tmpfs=(BAZEL_SANDBOX_TMPFS,)))
     finally:
         os.close(write_fd)
         reader.join()
@@ -116,6 +161,10 @@ def cmd_info(args: argparse.Namespace, paths: Paths) -> int:
     print(f"layers:  {', '.join(n for n, _ in stamp.layers)}")
     print(f"created: {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(stamp.created))}")
     print(f"size:    {size}")
+    cache = paths.action_caches / action_cache.root_key(root)
+    cached = sum(e.size for e in action_cache.entries(cache))
+    print(f"actions: {cache} ({cached / 1e9:.1f} GB"
+          + ("" if action_cache.enabled(dict(os.environ)) else f"; off: {action_cache.SWITCH_ENV}=off") + ")")
     for line in filter(None, map(str.strip, out.splitlines())):
         print(f"         {line}")
     return 0
@@ -125,12 +174,17 @@ def cmd_clean(args: argparse.Namespace, paths: Paths) -> int:
     require_root_user()
     with flock(paths.build_lock, exclusive=True, waiting_msg="waiting for a running `ensure` to finish"), \
          flock(paths.use_lock, exclusive=True, waiting_msg="waiting for running sandbox commands to finish"):
+        if args.action_cache:
+            log(f"removing {paths.action_caches}")
+            remove_tree(paths.action_caches)
+            log("clean")
+            return 0
         paths.current.unlink(missing_ok=True)
         for p in sorted(paths.sandbox.glob("root-*")):
             log(f"removing {p}")
             remove_tree(p)
         if args.all:
-            for p in (paths.apt_archives, paths.bazel_user_root):
+            for p in (paths.apt_archives, paths.bazel_user_root, paths.action_caches):
                 log(f"removing {p}")
                 remove_tree(p)
     log("clean")
@@ -148,7 +202,26 @@ def cmd_prune(args: argparse.Namespace, paths: Paths) -> int:
     freed = shutil.disk_usage(paths.bazel_user_root).free - free_before if gone else 0
     log(f"pruned {len(gone)} output base(s) of deleted checkouts under {paths.bazel_user_root}, "
         f"about {max(freed, 0) / 2**30:.1f} GiB freed")
+    prune_action_caches(paths)
     return 0
+
+
+def prune_action_caches(paths: Paths) -> None:
+    """Removes the action caches of roots that are no longer current and trims the current
+    one to its bound (under the use lock held shared: a `clean` cannot remove the root meanwhile)."""
+    try:
+        bound = action_cache.bound_bytes(dict(os.environ))
+    except ValueError as e:
+        raise SandboxError(str(e)) from None
+    with flock(paths.use_lock, exclusive=False, waiting_msg="waiting for the sandbox to be swapped or cleaned"):
+        root = ready_root(paths)
+        keep = paths.action_caches / action_cache.root_key(root) if root is not None else None
+        for cache in sorted(paths.action_caches.glob("*")) if paths.action_caches.is_dir() else []:
+            if cache != keep:
+                log(f"removing the action cache {cache.name}: no current root has exactly its packages")
+                remove_tree(cache)
+        if keep is not None and keep.is_dir():
+            trim_action_cache(keep, bound)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -187,11 +260,14 @@ def parser() -> argparse.ArgumentParser:
     r.set_defaults(fn=cmd_run)
     i = sub.add_parser("info", help="print Bazel, clang, HIP and ROCm versions and the root's size")
     i.set_defaults(fn=cmd_info)
-    c = sub.add_parser("clean", help="remove the root (keeps downloaded packages and Bazel's cache)")
-    c.add_argument("--all", action="store_true", help="also remove downloaded packages and Bazel's output root")
+    c = sub.add_parser("clean", help="remove the root (keeps downloaded packages, Bazel's output root and the action cache)")
+    c.add_argument("--all", action="store_true", help="also remove downloaded packages, Bazel's output root and the action cache")
+    c.add_argument("--action-cache", action="store_true",
+                   help="remove only the action cache that every build in the sandbox shares (nothing else)")
     c.set_defaults(fn=cmd_clean)
     pr = sub.add_parser("prune", help="remove Bazel output bases whose checkout no longer exists (copies in deleted "
-                                      "temporary folders leave 0.1-4 GB each); the tests run it first")
+                                      "temporary folders leave 0.1-4 GB each) and the action caches of superseded "
+                                      "roots, and trim the current action cache to its bound; the tests run it first")
     pr.set_defaults(fn=cmd_prune)
     return p
 

@@ -76,7 +76,9 @@ def runners_by_mnemonic(spawns: list[dict]) -> dict[str, dict[str, int]]:
 def build(workspace: Path, config: list[str], logs: Path, name: str) -> dict:
     """One build; its execution log and library are kept in `logs` as NAME.json and NAME.so."""
     log = logs / f"{name}.json"
-    stderr = bazel(workspace, "build", *config, AMDGPU_TARGETS, f"--execution_log_json_file={log}", TARGET)
+    # --disk_cache=: no shared action cache (the sandbox's rc sets one): its hits would replace the
+    # local, remote and remote-cache-hit spawns this test must see, and make the comparison vacuous.
+    stderr = bazel(workspace, "build", *config, AMDGPU_TARGETS, "--disk_cache=", f"--execution_log_json_file={log}", TARGET)
     shutil.copy(workspace / OUTPUT, logs / f"{name}.so")
     return {
         "processes": processes_line(stderr),

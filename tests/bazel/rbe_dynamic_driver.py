@@ -163,7 +163,9 @@ def main(argv: list[str]) -> int:
         d.mkdir()
     results: dict = {}
     test_env = {**os.environ, "JAX_ROCM_GPU_COUNT": str(SIMULATED_GPUS), "JAX_ROCM_GPU_LOCK_DIR": str(lock_dir)}
-    common = [AMDGPU_TARGETS, f"--sandbox_writable_path={scratch}", "--test_env=JAX_ROCM_SLOT_PROBE_SECONDS=1",
+    # --disk_cache=: no shared action cache (the sandbox's rc sets one) in any phase: its hits
+    # ("disk cache hit") would replace the local and remote spawns and the test runs checked here.
+    common = [AMDGPU_TARGETS, "--disk_cache=", f"--sandbox_writable_path={scratch}", "--test_env=JAX_ROCM_SLOT_PROBE_SECONDS=1",
               f"--test_env=JAX_ROCM_SLOT_PROBE_DIR={probe_dir}"]
     try:
         with disposable_workspace("jax-rocm-dyn", results, given) as (workspace, logs):

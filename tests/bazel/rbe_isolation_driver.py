@@ -59,7 +59,10 @@ def bazel(workspace: Path, *args: str) -> subprocess.CompletedProcess:
 def build_on(runner: str, workspace: Path, logs: Path) -> dict:
     with Cluster(jobs=os.cpu_count() or 1, runner=runner) as cluster:
         log = logs / f"{runner}.json"
-        result = bazel(workspace, "build", "--config=rocm_rbe", f"--remote_executor={cluster.env['JAX_ROCM_RBE_EXECUTOR']}",
+        # --disk_cache=: each runner must run every genrule; a shared action cache hit (the sandbox's
+        # rc sets one) from the other runner or an earlier run would stand in for the remote spawn.
+        result = bazel(workspace, "build", "--config=rocm_rbe", "--disk_cache=",
+                       f"--remote_executor={cluster.env['JAX_ROCM_RBE_EXECUTOR']}",
                        f"--remote_instance_name={cluster.env['JAX_ROCM_RBE_INSTANCE']}", "--keep_going",
                        f"--execution_log_json_file={log}", f"//{PACKAGE}:all")
     spawns = read_execution_log(log) if log.exists() else []

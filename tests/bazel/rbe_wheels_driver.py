@@ -161,8 +161,12 @@ def ci_build(copy: Path, rbe: str, extra: Sequence[str], markers: Sequence[str])
     argv = [sys.executable, str(copy / "build" / "ci_build"), *CI_BUILD_ARGS, f"--rbe={rbe}", f"--output-dir={dist}", *extra]
     log(f"{copy}: {' '.join(argv[1:])}")
     t0 = time.monotonic()
+    # No shared action cache (tools/sandbox.py gives one to every run unless this says off): its
+    # hits would show as "disk cache hit" instead of the remote spawns and remote cache hits checked
+    # here, and the local reference wheels could come from the remote phases' results.
+    env = dict(os.environ, JAX_ROCM_ACTION_CACHE="off")
     result = subprocess.run(argv, cwd=copy, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                            timeout=CI_BUILD_TIMEOUT)
+                            timeout=CI_BUILD_TIMEOUT, env=env)
     output = result.stdout + result.stderr
     (copy.parent / f"ci_build-{rbe}.log").write_text(output)
     wheels = sorted(dist.glob("*.whl")) if result.returncode == 0 else []

@@ -90,9 +90,11 @@ def test_without_config_rocm_hip_targets_are_skipped_and_asking_names_the_fix(in
 def test_changing_targets_recompiles_only_device_code_and_what_links_it(in_sandbox, tmp_path):
     log = tmp_path / "exec.json"  # /tmp is shared with the sandbox
     target = "//tests/rocm/hip:host_calls_kernel_test"
+    # --disk_cache=: real actions. The shared action cache (the sandbox's rc sets one) would answer
+    # the recompiles from an earlier run, and executed_mnemonics does not count cache hits.
     script = (
-        f"bazel build --config=rocm --//rocm:amdgpu_targets=gfx942 {target} && "
-        f"bazel build --config=rocm --//rocm:amdgpu_targets=gfx942,gfx1100 --execution_log_json_file={log} {target}"
+        f"bazel build --config=rocm --disk_cache= --//rocm:amdgpu_targets=gfx942 {target} && "
+        f"bazel build --config=rocm --disk_cache= --//rocm:amdgpu_targets=gfx942,gfx1100 --execution_log_json_file={log} {target}"
     )
     in_sandbox("sh", "-c", script)
     counts = bench.executed_mnemonics(log)

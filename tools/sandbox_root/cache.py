@@ -56,6 +56,11 @@ class Paths:
         return self.cache / "bazel"
 
     @property
+    def action_caches(self) -> Path:
+        """Bazel's --disk_cache, one folder per root (action_cache.py): shared by every workspace."""
+        return self.cache / "actions"
+
+    @property
     def distdir(self) -> Path:
         """Bazel's --distdir: pinned archives fetched by ordinary clients (tools/prefetch.py)."""
         return self.cache / "distdir"

@@ -69,6 +69,7 @@ class Enter:
     cwd: str = "/"
     stdout: int | None = None  # a file descriptor; None = inherited
     stderr: int | None = None
+    tmpfs: tuple[str, ...] = ()  # absolute paths inside the root that get a fresh tmpfs of their own
 
 
 def _prepare_target(root: Path, bind: Bind) -> str:
@@ -180,6 +181,10 @@ def _namespace_child(spec: Enter, status_fd: int) -> None:
                 # Keep the flags the kernel may have locked (nosuid, nodev, ...).
                 kept = os.statvfs(target).f_flag & _KEPT_MOUNT_FLAGS
                 _mount(None, target, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | kept)
+        for path in spec.tmpfs:
+            target = spec.root / path.lstrip("/")
+            target.mkdir(parents=True, exist_ok=True)
+            _mount("tmpfs", str(target), "tmpfs", 0)  # gone with the namespace, whatever it holds
     pid = os.fork()
     if pid == 0:
         _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
