@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fetch pinned archives into Bazel's --distdir with the clients this network allows.
 
-    python3 tools/prefetch.py [--distdir DIR] [--check]
+    python3 tools/prefetch.py [--distdir DIR] [--check] [--pypi-only]
 
 Some pins (third_party/*/pin.json) name wheels on PyPI: nanobind's sources and XLA's
 FFI headers from jaxlib. Bazel fetches them itself where it can; where only pip can
@@ -12,7 +12,8 @@ release archive Debian ships as a source package's orig tarball: `apt-get source
 Each file is checked against the pin's sha256 before it is placed in the distdir
 (default: the sandbox's, ~/.cache/jax-rocm-build/distdir) under the basename of the
 pin's URL, where Bazel takes it by file name and hash. Pins reachable neither way
-(XLA, JAX) are listed as skipped. `--check` only reports what is missing.
+(XLA, JAX) are listed as skipped. `--check` only reports what is missing; `--pypi-only`
+fetches the wheels alone (no sandbox needed: ci_build runs it while the sandbox is built).
 """
 
 from __future__ import annotations
@@ -157,10 +158,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--distdir", type=Path, default=default_distdir(), help="default: %(default)s")
     parser.add_argument("--check", action="store_true", help="report what is missing; download nothing")
+    parser.add_argument("--pypi-only", action="store_true",
+                        help="only the PyPI wheels, which need no sandbox: ci_build fetches them while the sandbox is built")
     args = parser.parse_args(argv)
     args.distdir.mkdir(parents=True, exist_ok=True)
     wheels, others = pinned_wheels()
     sources, others = debian_sources(others)
+    if args.pypi_only:
+        sources, others = [], []
     fetchers = [(w, lambda w=w: fetch(w, args.distdir)) for w in wheels]
     fetchers += [(s, lambda s=s: fetch_debian_source(s, args.distdir)) for s in sources]
     status = 0

@@ -9,7 +9,7 @@ import sys
 import time
 
 from . import sandbox, sources, toolkit
-from .paths import PREFETCH, SANDBOX
+from .paths import SANDBOX
 
 NATIVE_TARGETS = ["//:xla_rocm_plugin", "//jaxlib/rocm:rocm_extensions"]
 NATIVE_TESTS = ["//tests/native:all"]
@@ -40,8 +40,6 @@ def cmd_native(args: argparse.Namespace) -> int:
     if rc:
         return rc
     toolkit.announce_rocm_source(args)
-    return sandbox.run_steps("native", [
-        SANDBOX + ["ensure", "--rocm=full"],
-        PREFETCH,
+    return sandbox.provision("full", args.dry_run) or sandbox.run_steps("native", [
         sandbox.sandbox_run(args) + ["bazel", "build", *sandbox.bazel_flags(args), *NATIVE_TARGETS],
     ], args.dry_run)

@@ -19,7 +19,7 @@ from third_party.gpus import find_rocm_config as finder
 
 from . import full, inputs, pythons, sandbox, sources, toolkit, wheels
 from .options import RBE_CONFIGS
-from .paths import CHECKOUT, PREFETCH, SANDBOX
+from .paths import CHECKOUT
 
 # @local_config_rocm's canonical name in each mode's graph: its rocm_config.json lies in
 # <output base>/external/<name>/ once the repository rule ran.
@@ -95,10 +95,9 @@ def cmd_dist_wheels(args: argparse.Namespace) -> int:
     note = toolkit.therock_targets_note(args.therock_path, args.amdgpu_targets) if args.therock_path else None
     if note:
         print(f"ci_build dist_wheels: {note}", file=sys.stderr)
-    for setup in ([SANDBOX + ["ensure", "--rocm=full"], PREFETCH]):
-        rc = sandbox.run(setup, args.dry_run)
-        if rc:
-            return rc
+    rc = sandbox.provision("full", args.dry_run)
+    if rc:
+        return rc
     tarball = toolkit.tarball_release(args)
     if args.rocm_version and not args.dry_run and not tarball:
         where, versions = toolkit_versions(args)

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from . import sources, toolkit
-from .paths import CACHE, CHECKOUT, SANDBOX
+from .paths import CACHE, CHECKOUT, PREFETCH, SANDBOX
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _PR_SET_PDEATHSIG = 1
@@ -40,6 +40,19 @@ def run(cmd: list[str], dry_run: bool) -> int:
     if dry_run:
         return 0
     return spawn(cmd, cwd=CHECKOUT).returncode
+
+
+def provision(rocm: str, dry_run: bool) -> int:
+    """The sandbox (`ensure`) and the pinned archives (prefetch.py). The PyPI wheels need no
+    sandbox: they download while the sandbox is built; the Debian source (abseil) after it."""
+    pypi = PREFETCH + ["--pypi-only"]
+    print("+ " + shlex.join(pypi) + " &", file=sys.stderr, flush=True)
+    background = None if dry_run else subprocess.Popen(pypi, cwd=CHECKOUT, preexec_fn=_die_with_ci_build)
+    try:
+        rc = run(SANDBOX + ["ensure", f"--rocm={rocm}"], dry_run)
+    finally:
+        pypi_rc = background.wait() if background else 0
+    return rc or pypi_rc or run(PREFETCH, dry_run)
 
 
 def run_steps(name: str, steps: list[list[str]], dry_run: bool) -> int:

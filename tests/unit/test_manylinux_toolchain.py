@@ -138,3 +138,36 @@ def test_bench_reads_every_native_library_of_the_wheels_and_prints_ratios(tmp_pa
     assert bench.native_sizes([wheel]) == {"jax_rocm7_plugin/_prng.cpython-311-x86_64-linux-gnu.so": 100}
     assert bench.ratio(150, 100) == "1.50x" and bench.ratio(1, 0) == "-"
     assert bench.TOOLCHAINS[0] == "sandbox"  # the baseline is the sandbox's own compiler
+
+
+extract_zig = load_module("extract_zig", CHECKOUT / "toolchains" / "manylinux" / "extract_zig.py")
+UNUSED = ["lib/libc/musl/*", "lib/libc/include/*musl*/*"]
+
+
+def test_extract_zig_unpacks_the_prefix_minus_the_skipped_and_keeps_modes(tmp_path):
+    wheel = tmp_path / "ziglang.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        exe = zipfile.ZipInfo("ziglang/zig")
+        exe.external_attr = 0o755 << 16
+        z.writestr(exe, b"\x7fELF")
+        z.writestr("ziglang/lib/libcxx/include/string", "// libc++")
+        z.writestr("ziglang/lib/libc/musl/src/x.c", "// musl")
+        z.writestr("ziglang/lib/libc/include/x86_64-linux-musl/stdio.h", "// musl headers")
+        z.writestr("ziglang/lib/libc/include/x86-linux-gnu/bits/a.h", "// glibc headers")
+        z.writestr("ziglang-0.17.0.dist-info/METADATA", "Name: ziglang")
+    into = tmp_path / "sdk"
+    assert extract_zig.main([str(wheel), "--prefix", "ziglang/", "--into", str(into), *[a for g in UNUSED for a in ("--skip", g)]]) == 0
+    got = sorted(str(p.relative_to(into)) for p in into.rglob("*") if p.is_file())
+    assert got == ["lib/libc/include/x86-linux-gnu/bits/a.h", "lib/libcxx/include/string", "zig"]
+    assert (into / "zig").stat().st_mode & 0o777 == 0o755
+
+
+def test_extract_zig_refuses_a_member_that_leaves_the_folder(tmp_path, capsys):
+    wheel = tmp_path / "evil.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.writestr("ziglang/../../outside", "x")
+    assert extract_zig.main([str(wheel), "--prefix", "ziglang/", "--into", str(tmp_path / "sdk")]) == 1
+    assert "outside the archive's folder" in capsys.readouterr().err
+    assert not (tmp_path.parent / "outside").exists()
+    assert extract_zig.main([str(wheel), "--prefix", "nothing/", "--into", str(tmp_path / "sdk")]) == 1
+    assert "has no member under 'nothing/'" in capsys.readouterr().err

@@ -120,18 +120,32 @@ exit 1
 # beyond those `-###` names, musl, mingw, wasi, the BSDs, darwin) and libtsan.
 _OTHER_LIBCS = ["darwin", "freebsd", "mingw", "musl", "netbsd", "openbsd", "wasi"]
 
+# Not even unpacked (extract_zig.py): three quarters of the wheel's files, which took 12-18 s
+# to unpack at the start of every cold build. Other systems' libc sources and headers.
+_UNUSED = ["lib/libc/%s/*" % d for d in _OTHER_LIBCS] + ["lib/libtsan/*"] + [
+    "lib/libc/include/*%s*/*" % system
+    for system in ("darwin", "windows", "freebsd", "netbsd", "openbsd", "musl", "wasi", "wasm")
+]
+
 def _zig_sdk_impl(rctx):
     pin = json.decode(rctx.read(rctx.attr.pin))
     missing = [k for k in ("sha256", "urls", "version") if not pin.get(k)]
     if missing:
         fail("%s: the pin has no %s; rewrite it with python3 tools/update_pins.py zig" % (rctx.attr.pin, ", ".join(missing)))
-    rctx.download_and_extract(
-        url = pin["urls"],
-        sha256 = pin["sha256"],
-        type = pin.get("type", "zip"),
-        stripPrefix = pin.get("strip_prefix", ""),
-        output = "sdk",
+    if pin.get("type", "zip") != "zip":
+        fail("%s: type %r; @zig_sdk unpacks Zig's PyPI wheel, a zip: rewrite the pin with python3 tools/update_pins.py zig" % (rctx.attr.pin, pin["type"]))
+    rctx.download(url = pin["urls"], sha256 = pin["sha256"], output = "zig.whl")
+    python = rctx.which("python3")
+    if not python:
+        fail("@zig_sdk: no python3 on PATH to unpack Zig's wheel with; install python3 (the ROCm finder needs it too)")
+    prefix = pin.get("strip_prefix", "")
+    unpacked = rctx.execute(
+        [python, rctx.path(rctx.attr._extract), "zig.whl", "--into", "sdk", "--prefix", prefix + "/" if prefix else ""] +
+        [a for glob in _UNUSED for a in ("--skip", glob)],
     )
+    if unpacked.return_code != 0:
+        fail("@zig_sdk: could not unpack %s: %s\nThe wheel in the distdir may be damaged: remove it and re-run tools/prefetch.py." % (pin["urls"][0], unpacked.stderr.strip()))
+    rctx.delete("zig.whl")
     zig = rctx.path("sdk/zig")
     if not zig.exists:
         fail("@zig_sdk: %s (sha256 %s) has no %s/zig; the pin's strip_prefix must name the folder holding Zig's executable" % (pin["urls"][0], pin["sha256"], pin.get("strip_prefix", "")))
@@ -190,11 +204,19 @@ zig_runtime(
     zig = ":zig",
 )
 
-filegroup(name = "compiler_files", srcs = ["bin/cc", ":zig"])
+# A compile reads only Zig, clang's resource headers and the libc++/glibc header directories
+# `zig c++ -###` names (those HIP compiles take too): about 3,000 inputs instead of :zig's
+# 4,300, each a symlink in every compile's sandbox. `zig ar` reads nothing but Zig.
+filegroup(
+    name = "compile_inputs",
+    srcs = ["sdk/zig", ":hip_libc_headers"] + glob(["sdk/lib/include/**"]),
+)
+
+filegroup(name = "compiler_files", srcs = ["bin/cc", ":compile_inputs"])
 
 filegroup(name = "linker_files", srcs = ["bin/cc", ":zig", ":runtime"])
 
-filegroup(name = "ar_files", srcs = ["bin/ar", ":zig"])
+filegroup(name = "ar_files", srcs = ["bin/ar", "sdk/zig"])
 
 filegroup(name = "all_files", srcs = ["bin/cc", "bin/ar", ":zig", ":runtime"])
 
@@ -256,6 +278,7 @@ zig_sdk = repository_rule(
     implementation = _zig_sdk_impl,
     doc = "Zig's compiler from its pinned PyPI wheel, as a cc_toolchain targeting one glibc.",
     attrs = {
+        "_extract": attr.label(default = Label("//toolchains/manylinux:extract_zig.py"), allow_single_file = True),
         "pin": attr.label(mandatory = True, allow_single_file = True),
         "glibc": attr.string(default = "2.28"),
     },
