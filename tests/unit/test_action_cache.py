@@ -3,6 +3,7 @@ least-recently-used trimming, and Bazel's garbage-collection lock."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import textwrap
 
 import pytest
 
-from tests.conftest import SANDBOX_PY, sandbox
+from tests.conftest import CHECKOUT, SANDBOX_PY, load_module, sandbox
 
 sys.path.insert(0, str(SANDBOX_PY.parent))
 from sandbox_root import action_cache, cache, environment  # noqa: E402
@@ -147,3 +148,45 @@ def test_a_bad_bound_is_one_line_before_anything_runs(tmp_path):
     assert result.stderr.strip().splitlines()[-1] == (
         "sandbox: error: JAX_ROCM_ACTION_CACHE_GB='lots' is not a size in GB; give a positive number such as 20, or unset it")
     assert "Traceback" not in result.stderr
+
+
+def launcher_argv(tmp_path, *args: str, events: str | None = None) -> list[str]:
+    """What the sandbox's bazel launcher would exec for `bazel ARGS` (from a non-workspace folder)."""
+    script = environment.BAZEL_LAUNCHER.replace('exec /usr/bin/bazel "$@"', 'printf "%s\\n" "$@"; exit 0')
+    env = {"PATH": os.environ["PATH"], **({"JAX_ROCM_BAZEL_EVENTS": events} if events else {})}
+    out = subprocess.run(["sh", "-c", script, "bazel", *args], cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+    return out.stdout.splitlines()
+
+
+def test_the_launcher_writes_build_events_only_when_asked_and_only_for_build_like_commands(tmp_path):
+    events = tmp_path / "events"
+    argv = ["--output_base=/ob", "build", "--config=rocm", "//a b"]
+    assert launcher_argv(tmp_path, *argv) == argv
+    got = launcher_argv(tmp_path, *argv, events=str(events))
+    assert got[:2] == argv[:2] and got[3:] == argv[2:], got
+    assert got[2].startswith(f"--build_event_json_file={events}/") and got[2].endswith(".json")
+    assert events.is_dir()
+    assert launcher_argv(tmp_path, "info", "output_base", events=str(events)) == ["info", "output_base"]
+    assert launcher_argv(tmp_path, "shutdown", events=str(events)) == ["shutdown"]
+    test = launcher_argv(tmp_path, "test", "//x:y", events=str(events))
+    assert test[0] == "test" and test[1].startswith("--build_event_json_file=") and test[2] == "//x:y"
+
+
+action_counts = load_module("action_counts", CHECKOUT / "bench" / "action_counts.py")
+
+
+def test_action_counts_sums_the_runners_of_each_commands_build_metrics(tmp_path, capsys):
+    def command(name: str, runners: dict[str, int] | None) -> None:
+        lines = [json.dumps({"id": {"started": {}}, "started": {"command": "build"}})]
+        if runners is not None:
+            metrics = {"actionSummary": {"runnerCount": [{"name": n, "count": str(c)} for n, c in runners.items()]}}
+            lines.append(json.dumps({"id": {"buildMetrics": {}}, "buildMetrics": metrics}))
+        (tmp_path / f"{name}.json").write_text("\n".join(lines) + "\n")
+
+    command("1", {"disk cache hit": 303, "internal": 36})
+    command("2", {"processwrapper-sandbox": 5, "remote cache hit": 2, "internal": 4})
+    command("3", None)  # interrupted: no BuildMetrics
+    assert action_counts.main([str(tmp_path), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["commands"], summary["unfinished"]) == (2, 1)
+    assert (summary["executed"], summary["cached"], summary["internal"]) == (5, 305, 40)

@@ -8,6 +8,7 @@ One module per concern, in the order a command goes through them:
                   and the locks that keep `ensure`, `run` and `clean` apart
   build.py        building a root: debootstrap, apt layers, atomic swap, garbage collection
   environment.py  what a command inside a root sees: mounts, environment, bazelrc, launcher
+  action_cache.py the Bazel disk cache every workspace of a root shares: its key and bound
   namespaces.py   running a command in private mount and PID namespaces (chroot'ed or not)
 
 tools/sandbox.py is the command line over them. Stdlib only: it runs on the host's

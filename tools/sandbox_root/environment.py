@@ -205,10 +205,27 @@ def bazel_rc_bind(paths: Paths, checkout: Path, disk_cache: Path | None = None) 
 
 
 # /usr/local/bin/bazel in the root: like bazelisk, run the workspace's tools/bazel if
-# it has one (with BAZEL_REAL set), else Debian's Bazel.
+# it has one (with BAZEL_REAL set), else Debian's Bazel. With JAX_ROCM_BAZEL_EVENTS=DIR, each
+# build-like command also writes its build events to a file of its own in DIR
+# (bench/action_counts.py sums what they say was executed and what came from a cache).
 BAZEL_LAUNCHER = """\
 #!/bin/sh
 # Written by tools/sandbox.py: runs <workspace>/tools/bazel when present, as bazelisk does.
+if [ -n "$JAX_ROCM_BAZEL_EVENTS" ]; then
+  mkdir -p "$JAX_ROCM_BAZEL_EVENTS"
+  seen=
+  for arg in "$@"; do
+    shift
+    set -- "$@" "$arg"
+    if [ -z "$seen" ]; then
+      case "$arg" in
+        -*) ;;
+        build|test|run|coverage) seen=1; set -- "$@" "--build_event_json_file=$JAX_ROCM_BAZEL_EVENTS/$(date +%s%N)-$$.json" ;;
+        *) seen=1 ;;
+      esac
+    fi
+  done
+fi
 dir=$PWD
 while [ "$dir" != / ]; do
   for marker in MODULE.bazel REPO.bazel WORKSPACE WORKSPACE.bazel; do
