@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from venvs import ensure_venv  # beside this script: its folder is on sys.path
@@ -26,10 +27,31 @@ CHECKOUT = Path(__file__).resolve().parent.parent
 REQUIREMENTS = CHECKOUT / "requirements-test.txt"
 
 
+def only_unit_tests(argv: list[str]) -> bool:
+    """Whether these pytest arguments select the unit tier alone (`-m unit`, or only paths
+    under tests/unit), which needs no sandbox."""
+    for i, arg in enumerate(argv):
+        if arg == "-m" and i + 1 < len(argv):
+            return argv[i + 1].strip() == "unit"
+        if arg.startswith("-m") and len(arg) > 2:
+            return arg[2:].lstrip("=").strip() == "unit"
+    paths = [a for a in argv if not a.startswith("-") and (CHECKOUT / a.split("::")[0]).exists()]
+    return bool(paths) and all(Path(p.split("::")[0]).parts[:2] == ("tests", "unit") for p in paths)
+
+
 def main(argv: list[str]) -> int:
+    sandbox_py = str(CHECKOUT / "tools" / "sandbox.py")
     # Output bases of the scratch checkouts an earlier, interrupted run left behind: with
     # caches reused across CI runs they would otherwise fill the disk.
-    subprocess.run([sys.executable, str(CHECKOUT / "tools" / "sandbox.py"), "prune"], check=False)
+    subprocess.run([sys.executable, sandbox_py, "prune"], check=False)
+    if not only_unit_tests(argv):
+        # The sandbox's downloads go on while the venv is made and the unit tier runs; the
+        # first test that needs the sandbox waits for this `ensure` (its build lock).
+        log = Path(tempfile.gettempdir()) / f"run_tests-ensure-{os.getpid()}.log"
+        print(f"run_tests: building or checking the sandbox in the background (log: {log})", file=sys.stderr, flush=True)
+        with open(log, "w") as out:
+            subprocess.Popen([sys.executable, sandbox_py, "ensure", f"--rocm={os.environ.get('JAX_ROCM_TEST_PROFILE', 'full')}"],
+                             stdout=out, stderr=out, stdin=subprocess.DEVNULL)
     python = ensure_venv("test", REQUIREMENTS, "run_tests")
     os.chdir(CHECKOUT)
     os.execv(python, [str(python), "-m", "pytest", *argv])

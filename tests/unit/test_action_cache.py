@@ -190,3 +190,22 @@ def test_action_counts_sums_the_runners_of_each_commands_build_metrics(tmp_path,
     summary = json.loads(capsys.readouterr().out)
     assert (summary["commands"], summary["unfinished"]) == (2, 1)
     assert (summary["executed"], summary["cached"], summary["internal"]) == (5, 305, 40)
+
+
+run_tests = load_module("run_tests", CHECKOUT / "tools" / "run_tests.py")
+
+
+@pytest.mark.parametrize("argv, unit_only", [
+    (["-m", "unit"], True),
+    (["-m=unit", "-q"], True),
+    (["-munit"], True),
+    (["tests/unit/test_sandbox.py", "-x"], True),
+    (["tests/unit/test_sandbox.py::test_not_root_is_one_line"], True),
+    ([], False),
+    (["-m", "bazel"], False),
+    (["-m", "unit or bazel"], False),
+    (["tests/unit/test_sandbox.py", "tests/bazel/test_hermetic.py"], False),
+    (["-k", "smoke"], False),
+])
+def test_run_tests_builds_the_sandbox_in_the_background_unless_only_unit_tests_run(argv, unit_only):
+    assert run_tests.only_unit_tests(argv) is unit_only
