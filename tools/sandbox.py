@@ -96,14 +96,18 @@ def shared_action_cache(paths: Paths, root: Path) -> Path | None:
     its bound first when the last trim is an hour old."""
     if not action_cache.enabled(dict(os.environ)):
         return None
-    try:
-        bound = action_cache.bound_bytes(dict(os.environ))
-    except ValueError as e:
-        raise SandboxError(str(e)) from None
+    bound = action_cache_bound()
     cache = paths.action_caches / action_cache.root_key(root)
     if action_cache.due(cache):
         trim_action_cache(cache, bound, quiet=True)
     return cache
+
+
+def action_cache_bound() -> int:
+    try:
+        return action_cache.bound_bytes(dict(os.environ))
+    except ValueError as e:
+        raise SandboxError(str(e)) from None
 
 
 def trim_action_cache(cache: Path, bound: int, quiet: bool = False) -> action_cache.TrimResult:
@@ -209,10 +213,7 @@ def cmd_prune(args: argparse.Namespace, paths: Paths) -> int:
 def prune_action_caches(paths: Paths) -> None:
     """Removes the action caches of roots that are no longer current and trims the current
     one to its bound (under the use lock held shared: a `clean` cannot remove the root meanwhile)."""
-    try:
-        bound = action_cache.bound_bytes(dict(os.environ))
-    except ValueError as e:
-        raise SandboxError(str(e)) from None
+    bound = action_cache_bound()
     with flock(paths.use_lock, exclusive=False, waiting_msg="waiting for the sandbox to be swapped or cleaned"):
         root = ready_root(paths)
         keep = paths.action_caches / action_cache.root_key(root) if root is not None else None

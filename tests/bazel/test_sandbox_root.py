@@ -181,3 +181,23 @@ def test_killed_ensure_leaves_nothing_used_and_recovers(sandbox_root, tmp_path):
     assert not list(sandbox_dir.glob("root-*.partial"))
     hello = subprocess.run([sys.executable, str(driver), "run", "--", "hello"], env=env, capture_output=True, text=True)
     assert hello.stdout == "Hello, world!\n", hello.stderr
+
+
+def test_a_copy_of_the_checkout_takes_results_from_the_shared_action_cache(sandbox_root, scratch_checkout):
+    """The sandbox's rc gives every workspace one disk cache: after `bazel clean` the copy's
+    build is answered from it; with JAX_ROCM_ACTION_CACHE=off it executes. The build's actions
+    run in the run's private tmpfs (--sandbox_base), which nothing outside sees."""
+    build = "bazel build --config=gfx942 //tests/rocm/hip:libhip_kernels.so"
+    script = f"{build} && bazel clean && {build} && mount | grep -c ' /run/jax-rocm-build/bazel-sandbox type tmpfs'"
+    result = sandbox("run", "--", "sh", "-c", script, cwd=scratch_checkout)
+    summaries = re.findall(r"INFO: (\d+ processes: .*)", result.stderr)
+    assert len(summaries) == 2, result.stderr[-3000:]
+    hits = re.search(r"(\d+) disk cache hit", summaries[1])
+    assert hits and int(hits.group(1)) >= 3 and "sandbox" not in summaries[1], summaries
+    assert result.stdout.strip() == "1", "the action sandboxes' tmpfs is mounted in the run"
+    off = sandbox("run", "--", "sh", "-c", f"bazel clean && {build}", cwd=scratch_checkout,
+                  env=dict(os.environ, JAX_ROCM_ACTION_CACHE="off"))
+    (summary,) = re.findall(r"INFO: (\d+ processes: .*)", off.stderr)
+    assert "disk cache hit" not in summary and "processwrapper-sandbox" in summary, summary
+    info = sandbox("info").stdout
+    assert re.search(r"^actions: .*/jax-rocm-build/actions/[0-9a-f]{16} \(\d+\.\d GB\)$", info, re.M), info
