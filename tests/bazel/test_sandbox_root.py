@@ -188,13 +188,18 @@ def test_a_copy_of_the_checkout_takes_results_from_the_shared_action_cache(sandb
     build is answered from it; with JAX_ROCM_ACTION_CACHE=off it executes. The build's actions
     run in the run's private tmpfs (--sandbox_base), which nothing outside sees."""
     build = "bazel build --config=gfx942 //tests/rocm/hip:libhip_kernels.so"
-    script = f"{build} && bazel clean && {build} && mount | grep -c ' /run/jax-rocm-build/bazel-sandbox type tmpfs'"
+    # An intermediate output (an object of the HIP library) is written on a hit as on a build.
+    objects = "ls bazel-bin/tests/rocm/hip/_objs/kernels/ | grep -c '[.]o$'"
+    script = (f"{build} && bazel clean && {build} && {objects} && "
+              "mount | grep -c ' /run/jax-rocm-build/bazel-sandbox type tmpfs'")
     result = sandbox("run", "--", "sh", "-c", script, cwd=scratch_checkout)
     summaries = re.findall(r"INFO: (\d+ processes: .*)", result.stderr)
     assert len(summaries) == 2, result.stderr[-3000:]
     hits = re.search(r"(\d+) disk cache hit", summaries[1])
     assert hits and int(hits.group(1)) >= 3 and "sandbox" not in summaries[1], summaries
-    assert result.stdout.strip() == "1", "the action sandboxes' tmpfs is mounted in the run"
+    objects_found, tmpfs_mounts = result.stdout.split()
+    assert int(objects_found) >= 2, "a cache hit must write intermediate outputs too"
+    assert tmpfs_mounts == "1", "the action sandboxes' tmpfs is mounted in the run"
     off = sandbox("run", "--", "sh", "-c", f"bazel clean && {build}", cwd=scratch_checkout,
                   env=dict(os.environ, JAX_ROCM_ACTION_CACHE="off"))
     (summary,) = re.findall(r"INFO: (\d+ processes: .*)", off.stderr)

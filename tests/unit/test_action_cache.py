@@ -121,8 +121,9 @@ def test_the_generated_bazelrc_shares_the_cache_and_none_when_off(tmp_path):
     paths = cache.Paths(tmp_path)
     shared = tmp_path / "actions" / "0123"
     text = environment.bazel_system_rc(paths, environment.CHECKOUT, shared)
-    assert f"build --disk_cache={shared}\n" in text
-    assert "--disk_cache" not in environment.bazel_system_rc(paths, environment.CHECKOUT, None)
+    assert f"build --disk_cache={shared}\nbuild --remote_download_all\n" in text, "a hit must write every output"
+    off = environment.bazel_system_rc(paths, environment.CHECKOUT, None)
+    assert "--disk_cache" not in off and "--remote_download" not in off
     binds = {b.target: b for b in environment.standard_binds(paths, shared)}
     assert str(shared) in binds and shared.is_dir(), "the cache must be mounted read-write at its own path"
     assert not binds[str(shared)].readonly
