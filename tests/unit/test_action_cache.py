@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -210,3 +213,16 @@ run_tests = load_module("run_tests", CHECKOUT / "tools" / "run_tests.py")
 ])
 def test_run_tests_builds_the_sandbox_in_the_background_unless_only_unit_tests_run(argv, unit_only):
     assert run_tests.only_unit_tests(argv) is unit_only
+
+
+def test_the_events_folder_is_made_absolute_and_mounted(tmp_path, monkeypatch):
+    outside = Path(tempfile.mkdtemp(dir="/var/tmp"))  # not under a folder the sandbox mounts anyway
+    try:
+        monkeypatch.chdir(outside)
+        monkeypatch.setenv("JAX_ROCM_BAZEL_EVENTS", "events")
+        assert environment.sandbox_env()["JAX_ROCM_BAZEL_EVENTS"] == str(outside / "events")
+        binds = environment.run_binds(cache.Paths(tmp_path), [], tmp_path)
+        assert any(b.target == str(outside / "events") and not b.readonly for b in binds), binds
+        assert (outside / "events").is_dir()
+    finally:
+        shutil.rmtree(outside)

@@ -86,6 +86,9 @@ def sandbox_env(extra: Iterable[str] = ()) -> dict[str, str]:
     for key, value in os.environ.items():
         if key in PASS_ENV or key.startswith(PASS_ENV_PREFIXES):
             env[key] = value
+    events = events_dir(env)
+    if events is not None:
+        env[EVENTS_ENV] = str(events)  # absolute: Bazel runs the launcher from many folders
     for item in extra:
         name, sep, value = item.partition("=")
         if sep:
@@ -135,6 +138,20 @@ def rocm_path_binds(env: dict[str, str]) -> list[Path]:
     return [path] if path.is_dir() and not is_sandbox_own(path) else []
 
 
+EVENTS_ENV = "JAX_ROCM_BAZEL_EVENTS"
+
+
+def events_dir(env: dict[str, str]) -> Path | None:
+    """The folder JAX_ROCM_BAZEL_EVENTS names (absolute; made on the host), where the launcher
+    has each build-like Bazel command write its build events; None when unset."""
+    value = env.get(EVENTS_ENV, "").strip()
+    if not value:
+        return None
+    path = Path(os.path.abspath(value))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def run_binds(paths: Paths, extra: Sequence[Path], cwd: Path, disk_cache: Path | None = None) -> list[Bind]:
     binds = standard_binds(paths, disk_cache)
     ca = host_ca_bundle()
@@ -149,7 +166,8 @@ def run_binds(paths: Paths, extra: Sequence[Path], cwd: Path, disk_cache: Path |
     # Extra folders at the path given (a symlink such as /opt/rocm -> /opt/rocm-7.2.4 stays
     # /opt/rocm inside) and, when that is a link, also at the path it resolves to.
     targets = {str(b.target) for b in binds}
-    for p in [*extra, *rocm_path_binds(dict(os.environ))]:
+    events = events_dir(dict(os.environ))
+    for p in [*extra, *rocm_path_binds(dict(os.environ)), *([events] if events else [])]:
         given, real = Path(os.path.abspath(p)), p.resolve()
         for target in dict.fromkeys([given, real]):
             if str(target) not in targets and not any(m in target.parents for m in mounted):
