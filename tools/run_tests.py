@@ -8,8 +8,11 @@
 
 Arguments are passed to pytest. The venv with the pinned packages of
 requirements-test.txt lives under ${XDG_CACHE_HOME:-~/.cache}/jax-rocm-build/venvs/
-and is reused while that file is unchanged. Tests of the `bazel` tier build the
-sandbox root themselves (tools/sandbox.py ensure) on first use.
+and is reused while that file is unchanged. Unless only the unit tier is asked for, the
+sandbox root is built or checked (tools/sandbox.py ensure) in the background meanwhile;
+the first `bazel`-tier test waits for it. With JAX_ROCM_BAZEL_EVENTS=DIR every Bazel
+command writes its build events to DIR: `python3 bench/action_counts.py DIR` then says how
+many actions ran and how many came from the shared action cache.
 """
 
 from __future__ import annotations
