@@ -97,7 +97,7 @@ def shared_action_cache(paths: Paths, root: Path) -> Path | None:
     if not action_cache.enabled(dict(os.environ)):
         return None
     bound = action_cache_bound()
-    cache = paths.action_caches / action_cache.root_key(root)
+    cache = paths.action_cache(root)
     if action_cache.due(cache):
         trim_action_cache(cache, bound, quiet=True)
     return cache
@@ -165,7 +165,7 @@ def cmd_info(args: argparse.Namespace, paths: Paths) -> int:
     print(f"layers:  {', '.join(n for n, _ in stamp.layers)}")
     print(f"created: {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(stamp.created))}")
     print(f"size:    {size}")
-    cache = paths.action_caches / action_cache.root_key(root)
+    cache = paths.action_cache(root)
     cached = sum(e.size for e in action_cache.entries(cache))
     print(f"actions: {cache} ({cached / 1e9:.1f} GB"
           + ("" if action_cache.enabled(dict(os.environ)) else f"; off: {action_cache.SWITCH_ENV}=off") + ")")
@@ -216,7 +216,7 @@ def prune_action_caches(paths: Paths) -> None:
     bound = action_cache_bound()
     with flock(paths.use_lock, exclusive=False, waiting_msg="waiting for the sandbox to be swapped or cleaned"):
         root = ready_root(paths)
-        keep = paths.action_caches / action_cache.root_key(root) if root is not None else None
+        keep = paths.action_cache(root) if root is not None else None
         for cache in sorted(paths.action_caches.glob("*")) if paths.action_caches.is_dir() else []:
             if cache != keep:
                 log(f"removing the action cache {cache.name}: no current root has exactly its packages")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from sandbox_root import log
+from sandbox_root.action_cache import root_key
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,6 +60,10 @@ class Paths:
     def action_caches(self) -> Path:
         """Bazel's --disk_cache, one folder per root (action_cache.py): shared by every workspace."""
         return self.cache / "actions"
+
+    def action_cache(self, root: Path) -> Path:
+        """The action cache of this root (named by its exact packages, action_cache.root_key)."""
+        return self.action_caches / root_key(root)
 
     @property
     def distdir(self) -> Path:
