@@ -14,9 +14,16 @@ from typing import Iterator
 
 import pytest
 
-from tests.infra.copy_workspace import copy_workspace
+from tests.infra.copy_workspace import copy_workspace, worker_checkout
 
-CHECKOUT = Path(__file__).resolve().parent.parent
+SOURCE_CHECKOUT = Path(__file__).resolve().parent.parent
+# The checkout this test process builds, runs and reads in. tools/run_tests.py runs pytest-xdist
+# workers: the first (or a run without xdist) takes this checkout; each other one a clone of it
+# with the same working-tree files, made here before any test module is imported. Bazel servers
+# of two `sandbox.py run`s sharing one output base would stop each other's (each dies with its
+# run), and ci_build's checkout lock would serialise the workers.
+CHECKOUT = worker_checkout(SOURCE_CHECKOUT, os.environ.get("PYTEST_XDIST_WORKER"),
+                           os.environ.get("PYTEST_XDIST_TESTRUNUID"))
 SANDBOX_PY = CHECKOUT / "tools" / "sandbox.py"
 # JAX's modules are built in CI from examples/jax, this project's stand-in laid out like
 # JAX's tree (the same //jaxlib/rocm BUILD path a real checkout takes, labelled stand-in).
@@ -34,6 +41,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         tiers = [t for t in TIERS if item.get_closest_marker(t)]
         if len(tiers) != 1:
             raise pytest.UsageError(f"{item.nodeid}: needs exactly one tier marker of {TIERS}, has {tiers}")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if CHECKOUT != SOURCE_CHECKOUT:
+        shutil.rmtree(CHECKOUT.parent, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            CHECKOUT.parent.parent.rmdir()  # the run's folder, once its last worker is done
+        subprocess.run([sys.executable, str(SOURCE_CHECKOUT / "tools" / "sandbox.py"), "prune"], check=False,
+                       capture_output=True)  # the clone's Bazel output base
 
 
 def jax_tree_from_env() -> Path | None:
@@ -148,7 +164,7 @@ def scratch_copy(dest: Path) -> Iterator[Path]:
     Bazel output base. Afterwards both are deleted: an output base outlives its checkout
     (0.1-4 GB each) and caches are reused across CI runs."""
     # Copied here, on the host: git inside the sandbox cannot read a worktree's repository.
-    copy = copy_workspace(dest)
+    copy = copy_workspace(dest, CHECKOUT)
     try:
         yield copy
     finally:

@@ -126,8 +126,9 @@ def fetch_debian_source(source: DebianSource, distdir: Path) -> str:
         if actual != source.sha256:
             raise RuntimeError(f"{source.orig} from Debian has sha256 {actual}, "
                                f"but {source.pin.relative_to(CHECKOUT)} pins {source.sha256}")
-        shutil.copyfile(got, distdir / (source.filename + ".partial"))
-        os.replace(distdir / (source.filename + ".partial"), target)
+        partial = distdir / f"{source.filename}.partial.{os.getpid()}"  # concurrent prefetches each write their own
+        shutil.copyfile(got, partial)
+        os.replace(partial, target)
     return "downloaded"
 
 

@@ -10,7 +10,9 @@ Arguments are passed to pytest. The venv with the pinned packages of
 requirements-test.txt lives under ${XDG_CACHE_HOME:-~/.cache}/jax-rocm-build/venvs/
 and is reused while that file is unchanged. Unless only the unit tier is asked for, the
 sandbox root is built or checked (tools/sandbox.py ensure) in the background meanwhile;
-the first `bazel`-tier test waits for it. With JAX_ROCM_BAZEL_EVENTS=DIR every Bazel
+the first `bazel`-tier test waits for it. Tests run in two pytest-xdist workers, a file each at
+a time, each worker building in its own checkout (the second in a clone under /tmp); `-n 0`
+runs them in one process, `-n N` in N. With JAX_ROCM_BAZEL_EVENTS=DIR every Bazel
 command writes its build events to DIR: `python3 bench/action_counts.py DIR` then says how
 many actions ran and how many came from the shared action cache.
 """
@@ -42,6 +44,20 @@ def only_unit_tests(argv: list[str]) -> bool:
     return bool(paths) and all(Path(p.split("::")[0]).parts[:2] == ("tests", "unit") for p in paths)
 
 
+# Two pytest-xdist workers, a test file each at a time: one Bazel command at a time leaves about
+# half of two cores idle (server starts, analysis, repository rules and pip are mostly serial).
+# Each worker builds in a checkout of its own (tests/conftest.py). `-n 0` runs in one process.
+DEFAULT_WORKERS = ("-n", "2", "--dist", "loadfile")
+
+
+def parallel_args(argv: list[str]) -> list[str]:
+    """xdist's arguments to add: none for a unit-only selection (seconds in one process) or
+    when the arguments already choose (-n/--numprocesses, --dist, -p no:xdist)."""
+    chosen = any(a in ("-n", "--numprocesses", "--dist", "no:xdist") or a.startswith(("-n", "--numprocesses=", "--dist="))
+                 for a in argv)
+    return [] if chosen or only_unit_tests(argv) else list(DEFAULT_WORKERS)
+
+
 def main(argv: list[str]) -> int:
     sandbox_py = str(CHECKOUT / "tools" / "sandbox.py")
     # Output bases of the scratch checkouts an earlier, interrupted run left behind: with
@@ -57,7 +73,7 @@ def main(argv: list[str]) -> int:
                              stdout=out, stderr=out, stdin=subprocess.DEVNULL)
     python = ensure_venv("test", REQUIREMENTS, "run_tests")
     os.chdir(CHECKOUT)
-    os.execv(python, [str(python), "-m", "pytest", *argv])
+    os.execv(python, [str(python), "-m", "pytest", *parallel_args(argv), *argv])
 
 
 if __name__ == "__main__":

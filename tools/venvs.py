@@ -2,11 +2,13 @@
 
 A venv is keyed by the requirements file's content and the interpreter's version, so
 it is reused until either changes. It is built in place (a venv hard-codes its path)
-and marked complete last, so an interrupted build is redone, never half-used.
+and marked complete last, so an interrupted build is redone, never half-used. Concurrent
+callers (two ci_builds, two test workers) take a lock: one builds, the others wait and reuse.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import subprocess
@@ -30,6 +32,16 @@ def ensure_venv(name: str, requirements: Path, log_prefix: str) -> Path:
     python = venv / "bin" / "python"
     if (venv / ".complete").exists():
         return python
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.with_name(venv.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (venv / ".complete").exists():
+            build_venv(venv, requirements, log_prefix)
+    return python
+
+
+def build_venv(venv: Path, requirements: Path, log_prefix: str) -> None:
+    python = venv / "bin" / "python"
     t0 = time.monotonic()
     print(f"{log_prefix}: creating venv {venv} from {requirements.name}", file=sys.stderr, flush=True)
     subprocess.run(["rm", "-rf", str(venv)], check=True)
@@ -37,4 +49,3 @@ def ensure_venv(name: str, requirements: Path, log_prefix: str) -> Path:
     subprocess.run([str(python), "-m", "pip", "install", "-q", "-r", str(requirements)], check=True)
     (venv / ".complete").touch()
     print(f"{log_prefix}: venv ready in {time.monotonic() - t0:.1f} s", file=sys.stderr, flush=True)
-    return python

@@ -22,10 +22,11 @@ def plugin_from(in_sandbox, *override: str, bazel: str = "bazel"):
                       f"grep -c {MARKER} {PLUGIN}", check=False)
 
 
-@pytest.mark.parametrize("spelling", ["xla=examples/xla", f"xla={CHECKOUT}/examples/xla", f"@xla={CHECKOUT}/examples/xla",
-                                      f"@@xla={CHECKOUT}/examples/xla"])
+# {checkout}: filled in by the test, so that the test's id is the same in every pytest-xdist worker.
+@pytest.mark.parametrize("spelling", ["xla=examples/xla", "xla={checkout}/examples/xla", "@xla={checkout}/examples/xla",
+                                      "@@xla={checkout}/examples/xla"])
 def test_every_spelling_users_type_takes_effect(in_sandbox, spelling):
-    result = plugin_from(in_sandbox, f"--override_repository={spelling}")
+    result = plugin_from(in_sandbox, f"--override_repository={spelling.format(checkout=CHECKOUT)}")
     assert result.returncode == 0 and result.stdout.strip().endswith("1"), result.stdout[-2000:]
 
 

@@ -9,23 +9,59 @@ copy so that they get a private Bazel output base and never edit the checkout.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
 
 
+def git_names(checkout: Path, *options: str) -> list[str]:
+    listed = subprocess.run(["git", "-C", str(checkout), "ls-files", *options, "-z"], check=True, capture_output=True)
+    return list(filter(None, listed.stdout.decode().split("\0")))
+
+
 def copy_workspace(dest: Path, checkout: Path = CHECKOUT) -> Path:
-    names = subprocess.run(["git", "-C", str(checkout), "ls-files", "-co", "--exclude-standard", "-z"],
-                           check=True, capture_output=True).stdout.decode().split("\0")
-    for name in filter(None, names):
+    for name in git_names(checkout, "-co", "--exclude-standard"):
         src = checkout / name
         if not src.exists() and not src.is_symlink():  # deleted in the work tree
             continue
         (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        if (dest / name).is_symlink():  # a clone's own checkout of it (copy2 would not replace a link)
+            (dest / name).unlink()
         shutil.copy2(src, dest / name, follow_symlinks=False)
+    return dest
+
+
+def clone_workspace(dest: Path, checkout: Path = CHECKOUT) -> Path:
+    """A git clone of the checkout at `dest` whose working tree holds the checkout's files,
+    edits and deletions included: a repository of its own (git works in it, inside the
+    sandbox too), at the same commit, with the same files as copy_workspace gives."""
+    subprocess.run(["git", "clone", "-q", "--no-checkout", str(checkout), str(dest)], check=True)
+    head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], check=True, capture_output=True, text=True)
+    subprocess.run(["git", "-C", str(dest), "checkout", "-q", "--detach", head.stdout.strip()], check=True)
+    copy_workspace(dest, checkout)
+    for name in git_names(checkout, "-d"):
+        (dest / name).unlink(missing_ok=True)
+    return dest
+
+
+def worker_checkout(checkout: Path, worker: str | None, run_id: str | None) -> Path:
+    """The checkout a pytest-xdist worker builds in: `checkout` for the first worker (gw0)
+    and without xdist; for the others a clone under /tmp (the sandbox shares /tmp), made
+    once per worker and run, with the checkout's folder name."""
+    if worker in (None, "gw0"):
+        return checkout
+    dest = Path(tempfile.gettempdir()) / f"jax-rocm-tests-{run_id or os.getpid()}" / worker / checkout.name
+    if not dest.exists():
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        partial = dest.with_name(dest.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        clone_workspace(partial, checkout)
+        os.rename(partial, dest)
     return dest
 
 

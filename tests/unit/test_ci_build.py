@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from ci_build_cli import cli, dist_wheels, full, options, pythons, sandbox, sources, toolkit, wheels
-from tests.conftest import CHECKOUT, require_jax_tree
+from ci_build_cli.paths import CHECKOUT  # the checkout of the ci_build imported here (pytest.ini's pythonpath)
+from tests.conftest import require_jax_tree
 
 pytestmark = pytest.mark.unit
 

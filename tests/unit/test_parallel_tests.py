@@ -1,0 +1,106 @@
+"""The test command's two workers: their arguments, their checkouts, and the shared venvs they wait for."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CHECKOUT, load_module
+from tests.infra.copy_workspace import worker_checkout
+
+pytestmark = pytest.mark.unit
+
+run_tests = load_module("run_tests_for_workers", CHECKOUT / "tools" / "run_tests.py")
+venvs = load_module("venvs_for_workers", CHECKOUT / "tools" / "venvs.py")
+
+
+@pytest.mark.parametrize(("argv", "added"), [
+    ([], list(run_tests.DEFAULT_WORKERS)),
+    (["-m", "bazel", "-k", "smoke"], list(run_tests.DEFAULT_WORKERS)),
+    (["-m", "unit"], []),
+    (["tests/unit/test_pins.py"], []),
+    (["-n", "0"], []),
+    (["-n4"], []),
+    (["--numprocesses=3"], []),
+    (["--dist=load"], []),
+    (["-p", "no:xdist"], []),
+])
+def test_two_workers_by_default_unless_the_arguments_choose(argv, added):
+    assert run_tests.parallel_args(argv) == added
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def edited_checkout(tmp_path) -> Path:
+    """A git checkout with a commit, then an edit, a new untracked file and a deletion."""
+    repo = tmp_path / "main"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    for name, text in {"kept.txt": "committed\n", "edited.txt": "committed\n", "deleted.txt": "gone soon\n",
+                       ".gitignore": "ignored.txt\n"}.items():
+        (repo / name).write_text(text)
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "first")
+    (repo / "edited.txt").write_text("edited in the work tree\n")
+    (repo / "new.txt").write_text("untracked\n")
+    (repo / "ignored.txt").write_text("ignored\n")
+    (repo / "deleted.txt").unlink()
+    return repo
+
+
+def test_the_first_worker_and_a_run_without_workers_use_the_checkout_itself(edited_checkout):
+    assert worker_checkout(edited_checkout, None, None) == edited_checkout
+    assert worker_checkout(edited_checkout, "gw0", "run1") == edited_checkout
+
+
+def test_another_worker_gets_a_clone_with_the_work_trees_files(edited_checkout, tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    clone = worker_checkout(edited_checkout, "gw1", "run1")
+    try:
+        assert clone.name == edited_checkout.name and clone != edited_checkout
+        assert (clone / "edited.txt").read_text() == "edited in the work tree\n"
+        assert (clone / "new.txt").read_text() == "untracked\n"
+        assert not (clone / "deleted.txt").exists() and not (clone / "ignored.txt").exists()
+        # A repository of its own at the checkout's commit, showing the same changes.
+        assert git(clone, "rev-parse", "HEAD") == git(edited_checkout, "rev-parse", "HEAD")
+        assert git(clone, "status", "--porcelain") == git(edited_checkout, "status", "--porcelain")
+        # Made once per worker and run: the same path again, the files not copied twice.
+        (clone / "marker").write_text("")
+        assert worker_checkout(edited_checkout, "gw1", "run1") == clone and (clone / "marker").exists()
+        assert worker_checkout(edited_checkout, "gw2", "run1") != clone
+    finally:
+        subprocess.run(["rm", "-rf", str(tmp_path / "tmp")], check=True)
+
+
+def test_concurrent_callers_build_a_venv_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("pytest\n")
+    built = []
+    started = threading.Barrier(3)
+
+    def fake_build(venv: Path, *_):
+        built.append(venv)
+        (venv / "bin").mkdir(parents=True)
+        (venv / ".complete").touch()
+
+    monkeypatch.setattr(venvs, "build_venv", fake_build)
+
+    def call(results: list):
+        started.wait()
+        results.append(venvs.ensure_venv("t", requirements, "test"))
+
+    results: list = []
+    threads = [threading.Thread(target=call, args=(results,)) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(built) == 1 and len(set(results)) == 1 and results[0] == built[0] / "bin" / "python"
