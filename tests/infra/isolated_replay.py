@@ -22,6 +22,7 @@ Prints one JSON object: {"spawns": [{mnemonic, target, inputs, exit, stderr, out
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import shutil
@@ -129,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--forbid", action="append", default=[], help="a path no command line may name (repeatable)")
     parser.add_argument("--replace-input", action="append", default=[], metavar="EXEC_PATH=FILE")
     parser.add_argument("--no-replay", action="store_true", help="only scan")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="spawns replayed at once (default: the cores)")
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
         parser.error("needs root (mount namespaces): run it inside tools/sandbox.py run")
@@ -137,23 +139,28 @@ def main(argv: list[str] | None = None) -> int:
         path, _, file = item.partition("=")
         replacements[path] = Path(file)
     spawns = [s for s in read_log(args.log) if s.get("mnemonic") in args.mnemonic]
-    report = []
     with tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False) as f:
         f.write(ISOLATE)
+
+    def examine(spawn: dict) -> dict:
+        entry = {
+            "mnemonic": spawn.get("mnemonic"),
+            "target": spawn.get("targetLabel", ""),
+            "progress": spawn.get("progressMessage", ""),
+            "argv": spawn.get("commandArgs", []),
+            "inputs": [i["path"] for i in spawn.get("inputs", [])],
+            "environment": {e["name"]: e["value"] for e in spawn.get("environmentVariables", [])},
+            "leaks": leaks(spawn, args.execroot, args.forbid),
+        }
+        if not args.no_replay:
+            entry |= replay(spawn, args.execroot, replacements, Path(f.name))
+        return entry
+
     try:
-        for spawn in spawns:
-            entry = {
-                "mnemonic": spawn.get("mnemonic"),
-                "target": spawn.get("targetLabel", ""),
-                "progress": spawn.get("progressMessage", ""),
-                "argv": spawn.get("commandArgs", []),
-                "inputs": [i["path"] for i in spawn.get("inputs", [])],
-                "environment": {e["name"]: e["value"] for e in spawn.get("environmentVariables", [])},
-                "leaks": leaks(spawn, args.execroot, args.forbid),
-            }
-            if not args.no_replay:
-                entry |= replay(spawn, args.execroot, replacements, Path(f.name))
-            report.append(entry)
+        # Each spawn replays from Bazel's inputs, not from another replay's outputs: they are
+        # independent, and Zig's runtime alone takes a core for about 40 s.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            report = list(pool.map(examine, spawns))
     finally:
         os.unlink(f.name)
     print(json.dumps({"spawns": report}))
