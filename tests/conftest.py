@@ -46,8 +46,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if CHECKOUT != SOURCE_CHECKOUT:
         shutil.rmtree(CHECKOUT.parent, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            CHECKOUT.parent.parent.rmdir()  # the run's folder, once its last worker is done
+        run = CHECKOUT.parent.parent
+        with contextlib.suppress(OSError):  # the run's folder, once its last worker is done
+            if [p.name for p in run.iterdir()] == [".lock"]:
+                (run / ".lock").unlink()
+                run.rmdir()
         subprocess.run([sys.executable, str(SOURCE_CHECKOUT / "tools" / "sandbox.py"), "prune"], check=False,
                        capture_output=True)  # the clone's Bazel output base
 

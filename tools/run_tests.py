@@ -60,8 +60,11 @@ def parallel_args(argv: list[str]) -> list[str]:
 
 def main(argv: list[str]) -> int:
     sandbox_py = str(CHECKOUT / "tools" / "sandbox.py")
-    # Output bases of the scratch checkouts an earlier, interrupted run left behind: with
-    # caches reused across CI runs they would otherwise fill the disk.
+    # The second worker's clone (tests/infra/copy_workspace.py) of an interrupted run, then the
+    # output bases of the checkouts such runs left behind: with caches reused across CI runs
+    # they would otherwise fill the disk.
+    subprocess.run([sys.executable, str(CHECKOUT / "tests" / "infra" / "copy_workspace.py"), "--remove-stale-clones"],
+                   check=False)
     subprocess.run([sys.executable, sandbox_py, "prune"], check=False)
     if not only_unit_tests(argv):
         # The sandbox's downloads go on while the venv is made and the unit tier runs; the

@@ -2,6 +2,7 @@
 """Copy this checkout's files (tracked, and untracked but not ignored) to DEST.
 
     python3 tests/infra/copy_workspace.py DEST
+    python3 tests/infra/copy_workspace.py --remove-stale-clones   # of killed test runs (run_tests.py does)
 
 What a fresh clone plus local edits would hold: benchmarks and tests build in such a
 copy so that they get a private Bazel output base and never edit the checkout.
@@ -9,6 +10,7 @@ copy so that they get a private Bazel output base and never edit the checkout.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -49,13 +51,24 @@ def clone_workspace(dest: Path, checkout: Path = CHECKOUT) -> Path:
     return dest
 
 
+WORKER_CLONES = "jax-rocm-tests-"
+# Held (shared) by each worker with a clone for as long as it runs: a folder whose lock nobody
+# holds is left over from a killed run (remove_stale_clones).
+_held_locks: list = []
+
+
 def worker_checkout(checkout: Path, worker: str | None, run_id: str | None) -> Path:
     """The checkout a pytest-xdist worker builds in: `checkout` for the first worker (gw0)
     and without xdist; for the others a clone under /tmp (the sandbox shares /tmp), made
     once per worker and run, with the checkout's folder name."""
     if worker in (None, "gw0"):
         return checkout
-    dest = Path(tempfile.gettempdir()) / f"jax-rocm-tests-{run_id or os.getpid()}" / worker / checkout.name
+    run = Path(tempfile.gettempdir()) / f"{WORKER_CLONES}{run_id or os.getpid()}"
+    dest = run / worker / checkout.name
+    run.mkdir(parents=True, exist_ok=True)
+    lock = open(run / ".lock", "a")  # noqa: SIM115  (held until the process ends)
+    fcntl.flock(lock, fcntl.LOCK_SH)
+    _held_locks.append(lock)
     if not dest.exists():
         dest.parent.mkdir(parents=True, exist_ok=True)
         partial = dest.with_name(dest.name + ".partial")
@@ -65,7 +78,26 @@ def worker_checkout(checkout: Path, worker: str | None, run_id: str | None) -> P
     return dest
 
 
+def remove_stale_clones(tmp: Path | None = None) -> list[Path]:
+    """Removes the workers' clones of runs no worker holds any more (a killed or interrupted
+    suite); returns them. Their Bazel output bases go with `tools/sandbox.py prune` after."""
+    removed = []
+    for run in sorted(Path(tmp or tempfile.gettempdir()).glob(f"{WORKER_CLONES}*")):
+        try:
+            with open(run / ".lock", "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                shutil.rmtree(run, ignore_errors=True)
+                removed.append(run)
+        except OSError:  # held by a running suite, or not ours to remove
+            continue
+    return removed
+
+
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    copy_workspace(Path(sys.argv[1]))
+    if sys.argv[1] == "--remove-stale-clones":
+        for run in remove_stale_clones():
+            print(f"copy_workspace: removed {run}, the test workers' clones of an interrupted run", file=sys.stderr)
+    else:
+        copy_workspace(Path(sys.argv[1]))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CHECKOUT, load_module
-from tests.infra.copy_workspace import worker_checkout
+from tests.infra.copy_workspace import remove_stale_clones, worker_checkout
 
 pytestmark = pytest.mark.unit
 
@@ -104,3 +104,15 @@ def test_concurrent_callers_build_a_venv_once(tmp_path, monkeypatch):
     for t in threads:
         t.join()
     assert len(built) == 1 and len(set(results)) == 1 and results[0] == built[0] / "bin" / "python"
+
+
+def test_a_killed_runs_clones_are_removed_and_a_running_ones_kept(edited_checkout, tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    running = worker_checkout(edited_checkout, "gw1", "running")  # this process holds its lock
+    killed = tmp_path / "tmp" / "jax-rocm-tests-killed"
+    (killed / "gw1" / "main").mkdir(parents=True)  # a run whose workers are gone: nobody holds it
+    unrelated = tmp_path / "tmp" / "someone-elses"
+    unrelated.mkdir()
+    assert remove_stale_clones() == [killed]
+    assert running.exists() and unrelated.exists() and not killed.exists()
