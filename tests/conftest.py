@@ -14,7 +14,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.infra.copy_workspace import copy_workspace, worker_checkout
+from tests.infra.copy_workspace import copy_workspace, release_clones, remove_stale_clones, worker_checkout
 
 SOURCE_CHECKOUT = Path(__file__).resolve().parent.parent
 # The checkout this test process builds, runs and reads in. tools/run_tests.py runs pytest-xdist
@@ -45,12 +45,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if CHECKOUT != SOURCE_CHECKOUT:
-        shutil.rmtree(CHECKOUT.parent, ignore_errors=True)
-        run = CHECKOUT.parent.parent
-        with contextlib.suppress(OSError):  # the run's folder, once its last worker is done
-            if [p.name for p in run.iterdir()] == [".lock"]:
-                (run / ".lock").unlink()
-                run.rmdir()
+        release_clones()
+        remove_stale_clones()  # this run's clones once no worker holds them (and a killed run's)
         subprocess.run([sys.executable, str(SOURCE_CHECKOUT / "tools" / "sandbox.py"), "prune"], check=False,
                        capture_output=True)  # the clone's Bazel output base
 

@@ -78,6 +78,13 @@ def worker_checkout(checkout: Path, worker: str | None, run_id: str | None) -> P
     return dest
 
 
+def release_clones() -> None:
+    """Lets go of this process's hold on its run's clones (its session is over): the last
+    worker to let go makes the run removable by remove_stale_clones."""
+    while _held_locks:
+        _held_locks.pop().close()
+
+
 def remove_stale_clones(tmp: Path | None = None) -> list[Path]:
     """Removes the workers' clones of runs no worker holds any more (a killed or interrupted
     suite); returns them. Their Bazel output bases go with `tools/sandbox.py prune` after."""

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CHECKOUT, load_module
-from tests.infra.copy_workspace import remove_stale_clones, worker_checkout
+from tests.infra.copy_workspace import release_clones, remove_stale_clones, worker_checkout
 
 pytestmark = pytest.mark.unit
 
@@ -76,6 +76,7 @@ def test_another_worker_gets_a_clone_with_the_work_trees_files(edited_checkout, 
         assert worker_checkout(edited_checkout, "gw1", "run1") == clone and (clone / "marker").exists()
         assert worker_checkout(edited_checkout, "gw2", "run1") != clone
     finally:
+        release_clones()
         subprocess.run(["rm", "-rf", str(tmp_path / "tmp")], check=True)
 
 
@@ -116,3 +117,5 @@ def test_a_killed_runs_clones_are_removed_and_a_running_ones_kept(edited_checkou
     unrelated.mkdir()
     assert remove_stale_clones() == [killed]
     assert running.exists() and unrelated.exists() and not killed.exists()
+    release_clones()  # this "worker" ends its session: its run is now removable
+    assert remove_stale_clones() == [running.parent.parent] and not running.exists()
