@@ -69,11 +69,13 @@ def main(argv: list[str]) -> int:
     if not only_unit_tests(argv):
         # The sandbox's downloads go on while the venv is made and the unit tier runs; the
         # first test that needs the sandbox waits for this `ensure` (its build lock).
+        # Its log is removed when it succeeds: only a failed ensure's is worth reading.
         log = Path(tempfile.gettempdir()) / f"run_tests-ensure-{os.getpid()}.log"
-        print(f"run_tests: building or checking the sandbox in the background (log: {log})", file=sys.stderr, flush=True)
-        with open(log, "w") as out:
-            subprocess.Popen([sys.executable, sandbox_py, "ensure", f"--rocm={os.environ.get('JAX_ROCM_TEST_PROFILE', 'full')}"],
-                             stdout=out, stderr=out, stdin=subprocess.DEVNULL)
+        print(f"run_tests: building or checking the sandbox in the background (log, kept if it fails: {log})",
+              file=sys.stderr, flush=True)
+        ensure = [sys.executable, sandbox_py, "ensure", f"--rocm={os.environ.get('JAX_ROCM_TEST_PROFILE', 'full')}"]
+        subprocess.Popen(["sh", "-c", 'log=$1; shift; "$@" >"$log" 2>&1 && rm -f "$log"', "sh", str(log), *ensure],
+                         stdin=subprocess.DEVNULL)
     python = ensure_venv("test", REQUIREMENTS, "run_tests")
     os.chdir(CHECKOUT)
     os.execv(python, [str(python), "-m", "pytest", *parallel_args(argv), *argv])

@@ -46,9 +46,9 @@ from sandbox_root import SandboxError, action_cache, log  # noqa: E402
 from sandbox_root.build import ensure, read_stamp, ready_root, remove_tree, require_root_user  # noqa: E402
 from sandbox_root.cache import Paths, flock  # noqa: E402
 from sandbox_root.environment import (  # noqa: E402
-    BAZEL_SANDBOX_TMPFS,
     PASS_ENV,
     PASS_ENV_PREFIXES,
+    RUN_TMPFS,
     run_binds,
     sandbox_env,
     standard_binds,
@@ -82,7 +82,7 @@ def cmd_run(args: argparse.Namespace, paths: Paths) -> int:
         disk_cache = shared_action_cache(paths, root)
         spec = Enter(
             tuple(argv), root, tuple(run_binds(paths, [Path(b) for b in args.bind], cwd, disk_cache)),
-            sandbox_env(args.env), str(cwd), tmpfs=(BAZEL_SANDBOX_TMPFS,),
+            sandbox_env(args.env), str(cwd), tmpfs=RUN_TMPFS,
         )
         rc = enter(spec)
     if rc < 0:  # died by a signal: die by the same one
@@ -138,7 +138,7 @@ def capture(root: Path, paths: Paths, argv: Sequence[str]) -> str:
     reader.start()
     try:
         enter(Enter(tuple(argv), root, tuple(standard_binds(paths)), sandbox_env(), "/", stdout=write_fd, stderr=write_fd,
-                    tmpfs=(BAZEL_SANDBOX_TMPFS,)))
+                    tmpfs=RUN_TMPFS))
     finally:
         os.close(write_fd)
         reader.join()

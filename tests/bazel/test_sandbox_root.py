@@ -98,6 +98,15 @@ def test_no_mount_and_no_process_outlive_a_run(sandbox_root, tmp_path):
     assert marker not in ps
 
 
+def test_a_bazel_server_leaves_nothing_in_the_hosts_tmp(in_sandbox):
+    """The server unpacks its JNI library into a new java.io.tmpdir folder at every start and is
+    killed with its run: the folder is in the run's own tmpfs, not in the shared /tmp."""
+    listing = in_sandbox("sh", "-c", "bazel info server_pid >/dev/null && ls /run/jax-rocm-build/bazel-jvm-tmp").stdout.split()
+    unpacked = [name for name in listing if name.startswith("bazel-jni.")]
+    assert unpacked, f"the server unpacked its library elsewhere: {listing}"
+    assert not [name for name in unpacked if Path("/tmp", name).exists()]
+
+
 def test_checkout_tmp_and_cwd_are_at_the_same_paths(sandbox_root, tmp_path):
     (tmp_path / "note.txt").write_text("from the host")
     result = sandbox("run", "--", "sh", "-c", "pwd; cat note.txt; echo; ls $0", str(CHECKOUT / "tools" / "sandbox.py"), cwd=tmp_path)

@@ -31,11 +31,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-# Builds the isolated root and runs the command in it: $1 the input root, then argv.
-# The caller gives fresh mount and PID namespaces (unshare), so every mount ends with it.
+# Builds the isolated root on the empty folder $1 and runs the command in it: $2 the input
+# root, then argv. The caller gives fresh mount and PID namespaces (unshare), so every mount
+# ends with it, and removes both folders.
 ISOLATE = r"""
 set -e
-R=$(mktemp -d /tmp/isolated-root.XXXXXX)
+R=$1
+shift
 mount -t tmpfs tmpfs "$R"
 mount --make-rprivate "$R"
 mkdir -p "$R/usr" "$R/etc" "$R/tmp" "$R/work" "$R/proc" "$R/dev"
@@ -103,12 +105,13 @@ def stage(spawn: dict, execroot: Path, root: Path, replacements: dict[str, Path]
 
 def replay(spawn: dict, execroot: Path, replacements: dict[str, Path], script: Path) -> dict:
     with tempfile.TemporaryDirectory(prefix="replay-") as tmp:
-        root = Path(tmp) / "input"
+        root, isolated = Path(tmp) / "input", Path(tmp) / "isolated"
+        isolated.mkdir()
         stage(spawn, execroot, root, replacements)
         env = [f"{e['name']}={e['value']}" for e in spawn.get("environmentVariables", [])]
         # The command runs from the exec root: /work.
         argv = ["sh", "-c", 'cd /work && exec "$@"', "sh", *spawn["commandArgs"]]
-        result = subprocess.run(["unshare", "-m", "-p", "-f", "--propagation", "unchanged", "sh", str(script), str(root),
+        result = subprocess.run(["unshare", "-m", "-p", "-f", "--propagation", "unchanged", "sh", str(script), str(isolated), str(root),
                                  *env, *argv], capture_output=True, text=True)
         outputs = {}
         for out in spawn.get("listedOutputs", []):
