@@ -26,7 +26,7 @@ COMMANDS = (
     ("doctor", "provision the offline sandbox (Bazel 7.7.1 + ROCm) and print the detected toolchain", cmd_doctor),
     ("dist_wheels", "build both wheels into dist/ (what release CI runs)", cmd_dist_wheels),
     ("native", "build the PJRT plugin and the FFI extension modules", cmd_native),
-    ("preflight", "check @local_config_rocm against an XLA/JAX tree's names, then build and test against it", cmd_preflight),
+    ("preflight", "check @local_config_rocm against an XLA/JAX tree's names and calls, then build and test against it", cmd_preflight),
 )
 
 

@@ -52,8 +52,9 @@ OPTIONS = (
         metavar="DIR", help="full mode: archives Bazel may take instead of downloading them (e.g. the pinned "
                             "rules_ml_toolchain archive)"), ("preflight", "dist_wheels")),
     Option(("--names-only",), SOURCES, dict(
-        action="store_true", help="stop after checking that @local_config_rocm answers every name the trees use "
-                                  "(seconds, offline, no compile); --jax-source-dir alone is then enough"), ("preflight",)),
+        action="store_true", help="stop after checking that @local_config_rocm answers every name the trees use and "
+                                  "accepts every call they make (seconds, offline, no compile); --jax-source-dir alone "
+                                  "is then enough"), ("preflight",)),
     Option(("--xla-source-dir",), SOURCES, dict(metavar="DIR", help="build against this XLA checkout (= --override_repository=xla=DIR)")),
     Option(("--jax-source-dir",), SOURCES, dict(
         metavar="PATH", help="build JAX's modules from this JAX checkout or archive of one, e.g. ~/jax or "

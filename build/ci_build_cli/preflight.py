@@ -16,7 +16,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from . import full, preflight_names, preflight_xla_targets, pythons, sandbox, sources, toolkit
+from . import full, preflight_calls, preflight_names, preflight_xla_targets, pythons, sandbox, sources, toolkit
 from .commands import NATIVE_TARGETS, NATIVE_TESTS
 from .paths import CACHE, CHECKOUT, PREFETCH, SANDBOX
 
@@ -107,9 +107,74 @@ def check_rocm_names(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_rocm_calls(args: argparse.Namespace) -> int:
+    """The second step, in seconds: every call the trees make into @local_config_rocm's .bzl
+    files, every select() keyed on one of its targets, every one of its targets in a deps list
+    and every value they give its build settings, made again in a probe package of this
+    checkout (preflight_calls) so that Bazel says what ours rejects: loading for the calls,
+    analysis for the rest. One line per rejection, at the tree's file:line; 1 if any."""
+    trees = [Path(p) for p in (args.xla_source_dir, args.jax_source_dir) if p]
+    t0 = time.monotonic()
+    try:
+        findings = preflight_calls.collect(preflight_calls.tree_texts(trees))
+    except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile) as e:
+        print(f"ci_build preflight: cannot read {', '.join(map(str, trees))}: {e}", file=sys.stderr)
+        return 2
+    probe = preflight_calls.probe_files(findings)
+    print(f"ci_build preflight: {len(findings.calls)} distinct calls into @local_config_rocm, {len(findings.select_keys)} "
+          f"select() keys, {len(findings.dependencies)} of its targets in deps, {len(findings.flag_values)} build-setting "
+          "values; asking Bazel which this project's accepts", file=sys.stderr)
+    if args.dry_run:
+        return 0
+    PREFLIGHT_PROBES.mkdir(exist_ok=True)
+    where = Path(tempfile.mkdtemp(prefix="c", dir=PREFLIGHT_PROBES))
+    try:
+        for relative, text in probe.files.items():
+            (where / relative).parent.mkdir(parents=True, exist_ok=True)
+            (where / relative).write_text(text)
+        package = "//" + where.relative_to(CHECKOUT).as_posix()
+        flags = shlex.join(toolkit.rocm_flags(args))
+        # One sandbox run, one Bazel server: each command's errors in a file of its own.
+        script = [f"bazel query --keep_going {flags} {package}/{preflight_calls.CALLS_DIR}/...:all >/dev/null 2>{where}/calls.err",
+                  f"bazel build --nobuild --keep_going {flags} {package}/{preflight_calls.ANALYSIS_DIR}:all 2>{where}/analysis.err"]
+        settings = sorted(probe.flag_settings.items())
+        for n, ((setting, value), target) in enumerate(settings):
+            script.append(f"bazel build --nobuild {flags} {shlex.quote(f'--{setting}={value}')} "
+                          f"{package}/{preflight_calls.ANALYSIS_DIR}:{target} 2>{where}/flag{n}.err")
+        cmd = sandbox.sandbox_run(args) + ["sh", "-c", "; ".join(script) + "; true"]
+        print("+ " + shlex.join(cmd), file=sys.stderr, flush=True)
+        sandbox.spawn(cmd, cwd=CHECKOUT)
+        read = lambda name: (where / name).read_text() if (where / name).is_file() else ""  # noqa: E731
+        found = preflight_calls.call_rejections(probe, str(where), package, findings, read("calls.err"))
+        found += preflight_calls.analysis_rejections(probe, str(where), package, findings, read("analysis.err"))
+        for n, ((setting, value), _) in enumerate(settings):
+            rejection = preflight_calls.flag_rejection(findings, setting, value, package, read(f"flag{n}.err"))
+            found += [rejection] if rejection else []
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+    rejections = sorted(r for r in found if not r.toolkit_gap)
+    gaps = sorted(r for r in found if r.toolkit_gap)
+    for rejection in rejections:
+        print(f"ci_build preflight: {rejection.line()}", file=sys.stderr)
+    for gap in gaps:
+        print(f"ci_build preflight: note: {gap.line()}", file=sys.stderr)
+    if gaps:
+        print(f"ci_build preflight: note: the toolkit lacks {len(gaps)} librar{'y' if len(gaps) == 1 else 'ies'} these trees "
+              "link (above): targets that need them fail to build with it, the rest build", file=sys.stderr)
+    took = time.monotonic() - t0
+    checked = len(findings.calls) + len(findings.select_keys) + len(findings.dependencies) + len(findings.flag_values)
+    if rejections:
+        print(f"ci_build preflight: @local_config_rocm rejects {len(rejections)} of the {checked} calls and uses above "
+              f"({took:.1f} s); make third_party/gpus/templates accept them as XLA's does (its third_party/gpus/rocm/"
+              "build_defs.bzl.tpl and BUILD.tpl)", file=sys.stderr)
+        return 1
+    print(f"ci_build preflight: @local_config_rocm accepts all {checked} calls and uses ({took:.1f} s)", file=sys.stderr)
+    return 0
+
+
 def cmd_preflight(args: argparse.Namespace) -> int:
     """XLA pre-flight: first check that this project's @local_config_rocm answers every name the
-    XLA (and JAX) tree uses (seconds, offline), then build the native artifacts against the XLA
+    XLA (and JAX) tree uses and accepts every call it makes (seconds, offline), then build the native artifacts against the XLA
     checkout and run the native tests (--names-only stops after the check).
 
     The checkout: --xla-source-dir, else $JAXCI_XLA_GIT_DIR, else (with JAXCI_CLONE_MAIN_XLA=1)
@@ -130,9 +195,9 @@ def cmd_preflight(args: argparse.Namespace) -> int:
                   "JAXCI_CLONE_MAIN_XLA=1 to clone XLA's main branch.", file=sys.stderr)
             return 2
     rc = sources.check_local_sources(args) or sandbox.run(SANDBOX + ["ensure", "--rocm=full"], args.dry_run)
-    # Both directions of the names, each reported in full: what XLA/JAX use of ours, then what
-    # we use of XLA.
-    rc = rc or max(check_rocm_names(args), check_xla_targets(args))
+    # Each check reported in full: the names XLA/JAX use of ours, how they call ours, then the
+    # names we use of XLA.
+    rc = rc or max(check_rocm_names(args), check_rocm_calls(args), check_xla_targets(args))
     if rc or args.names_only:
         return rc
     if args.mode == "full":

@@ -27,9 +27,11 @@ REPOSITORY = "local_config_rocm"
 ALSO_ANSWERED_AS = ("config_rocm_hipcc",)
 _NAMES = "(?:" + "|".join((REPOSITORY,) + ALSO_ANSWERED_AS) + ")"
 
-# Bazel's files that name other repositories' targets (what loads and analyses them).
+# Bazel's files that name other repositories' targets (what loads and analyses them), with the
+# BUILD overlays a tree ships for third-party archives (XLA's third_party/**/*.BUILD). Not
+# templates (.tpl: XLA's own @local_config_rocm, which this project's replaces).
 BUILD_FILE_NAMES = frozenset({"BUILD", "BUILD.bazel"})
-BAZEL_SUFFIXES = (".bzl", ".bazelrc")
+BAZEL_SUFFIXES = (".bzl", ".bazelrc", ".BUILD")
 # Folders that are never part of a tree's build: VCS data and Bazel's convenience links.
 SKIPPED_DIRS = frozenset({".git", ".github", "node_modules"})
 

@@ -179,6 +179,7 @@ rocm_library = rule(
         "includes": attr.string_list(doc = "Package-relative include directories for this library and its dependents."),
         "linkopts": attr.string_list(doc = "Linker flags dependents link with."),
         "alwayslink": attr.bool(doc = "Link every object even if unreferenced (kernels registered only by constructors)."),
+        "linkstatic": attr.bool(default = True, doc = "cc_library's attribute, which XLA passes: a rocm_library is a static archive whatever its value (no shared library is made)."),
         "_amdgpu_targets": attr.label(default = "//rocm:amdgpu_targets", providers = [AmdgpuTargetsInfo]),
         "_offload_compress": attr.label(default = "//rocm:offload_compress"),
         "_copts": attr.label(default = "//rocm:copts"),

@@ -19,7 +19,7 @@ XLA_ROCM_TARGETS = {
     "rocm_headers", "rocm_config", "hip", "hip_runtime", "rocblas", "hipblas", "hipblaslt", "hipsolver",
     "rocsolver", "hipsparse", "miopen", "rccl", "hipfft", "hiprand", "roctracer", "rocprim", "rocm_rpath",
     "toolchain_data", "rocminfo", "build_defs_bzl", "rocm_smi", "rocprofiler_sdk", "using_hipcc", "linux_x64", "rocm_root",
-    "rocm_redist", "rocm_dist",
+    "rocm_redist", "rocm_dist", "hsakmt",
 }
 XLA_NAMES_TEST = "//tests/rocm/xla_names:xla_names_test"
 
@@ -81,7 +81,8 @@ def test_xla_rbe_settings_and_crosstool_flags(in_sandbox):
 
 
 def test_xla_profiler_and_smi_libraries_fail_naming_their_packages(in_sandbox):
-    # Debian's ROCm in the sandbox has neither rocm_smi's headers nor rocprofiler-sdk.
-    for target, package in (("rocm_smi", "librocm-smi-dev"), ("rocprofiler_sdk", "rocprofiler-sdk-dev")):
+    # Debian's ROCm in the sandbox has neither rocm_smi's headers nor rocprofiler-sdk nor libhsakmt.a.
+    for target, package in (("rocm_smi", "librocm-smi-dev"), ("rocprofiler_sdk", "rocprofiler-sdk-dev"),
+                            ("hsakmt", "hsakmt-roct-devel")):
         result = in_sandbox("bazel", "build", "--config=rocm", f"@local_config_rocm//rocm:{target}", check=False)
         assert result.returncode != 0 and f"Install {package}" in result.stderr, result.stderr[-2000:]

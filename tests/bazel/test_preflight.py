@@ -1,4 +1,5 @@
-"""`ci_build preflight --names-only`: every @local_config_rocm name a tree uses, asked of Bazel.
+"""`ci_build preflight --names-only`: every @local_config_rocm name a tree uses and every call it
+makes into it, asked of Bazel.
 
 On a small tree of the test's own making (always), and on real XLA and JAX trees where
 JAX_ROCM_TEST_XLA_TREE / JAX_ROCM_TEST_JAX_TREE name them (a checkout, or for JAX an
@@ -68,6 +69,64 @@ def test_a_tree_using_only_what_we_answer_passes(tmp_path, sandbox_root):
     assert "answers all 6 names" in result.stderr
 
 
+CALLING_WRONGLY = """load("@local_config_rocm//rocm:build_defs.bzl", "if_rocm", "rocm_library")
+
+rocm_library(
+    name = "fast",
+    srcs = ["fast.cu.cc"],
+    use_fast_math = True,
+)
+
+rocm_library(name = "typed", srcs = "typed.cu.cc")
+
+cc_library(
+    name = "keyed",
+    copts = select({
+        "@local_config_rocm//rocm:rocm_headers": ["-DX"],
+        "//conditions:default": [],
+    }) + if_rocm(["-DY"]),
+)
+
+cc_library(
+    name = "macro",
+    copts = if_rocm(["-DZ"], when_missing = []),
+)
+
+rocm_library(name = "right", srcs = ["right.cu.cc"], deps = ["@local_config_rocm//rocm:rocm_headers"], linkstatic = True)
+"""
+
+
+def test_a_tree_calling_ours_wrongly_gets_one_line_per_call(tmp_path, sandbox_root):
+    """Names that exist, used wrongly: an unknown argument (of a rule, of a macro), a wrong
+    literal type, a select() key that is no config_setting, a build-setting value ours refuses."""
+    tree = tmp_path / "jax"
+    (tree / "jaxlib" / "rocm").mkdir(parents=True)
+    (tree / "jaxlib" / "rocm" / "BUILD").write_text(CALLING_WRONGLY)
+    (tree / ".bazelrc").write_text("build:rocm --@local_config_rocm//rocm:rocm_path_type=everywhere\n"
+                                   "build:rocm --@local_config_rocm//rocm:rocm_path_type=link_only\n")
+    t0 = time.monotonic()
+    result = preflight(f"--jax-source-dir={tree}")
+    took = time.monotonic() - t0
+    assert result.returncode == 1, result.stderr
+    assert "answers all 5 names" in result.stderr, "every name exists: the name check passes"
+    lines = [line.removeprefix("ci_build preflight: ") for line in result.stderr.splitlines()
+             if line.startswith("ci_build preflight: jax/")]
+    assert lines == [
+        "jax/.bazelrc:1: --@local_config_rocm//rocm:rocm_path_type=everywhere: Error setting "
+        "@local_config_rocm//rocm:rocm_path_type: invalid value 'everywhere'. Allowed values are "
+        '["system", "hermetic", "multiple", "link_only"]',
+        "jax/jaxlib/rocm/BUILD:6: rocm_library(use_fast_math = ...): no such attribute 'use_fast_math' in 'rocm_library' rule",
+        "jax/jaxlib/rocm/BUILD:9: rocm_library(srcs = ...): expected value of type 'list(label)' for attribute 'srcs' "
+        "in 'rocm_library' rule, but got \"typed.cu.cc\" (string)",
+        "jax/jaxlib/rocm/BUILD:14: select() key @local_config_rocm//rocm:rocm_headers: @local_config_rocm//rocm:rocm_headers "
+        "is not a valid select() condition for the tree's target.",
+        "jax/jaxlib/rocm/BUILD:21: if_rocm(when_missing = ...): if_rocm() got unexpected keyword argument: when_missing",
+    ], result.stderr
+    assert "rejects 5 of the 9 calls and uses" in result.stderr
+    assert not list((CHECKOUT / "build" / "preflight_probe").glob("*")), "the probe packages are left behind"
+    assert took < 120, f"the pre-flight took {took:.0f} s"
+
+
 @pytest.mark.parametrize("variables", [("JAX_ROCM_TEST_XLA_TREE",), ("JAX_ROCM_TEST_JAX_TREE",),
                                        ("JAX_ROCM_TEST_XLA_TREE", "JAX_ROCM_TEST_JAX_TREE")], ids=["xla", "jax", "both"])
 def test_real_trees_need_nothing_we_lack(variables, sandbox_root):
@@ -76,3 +135,4 @@ def test_real_trees_need_nothing_we_lack(variables, sandbox_root):
     result = preflight(*flags)
     assert result.returncode == 0, result.stderr
     assert "@local_config_rocm answers all" in result.stderr
+    assert "@local_config_rocm accepts all" in result.stderr

@@ -233,6 +233,7 @@ class LibrarySpec:
     version_header: str | None = None  # relative to the include dir
     version_prefix: str | None = None  # macro prefix in version_header
     header_paths: tuple[str, ...] = ()  # folders/files under include/ it owns (default: its own folder)
+    static: bool = False  # `lib` is a static archive (lib/<stem>.a), linked into what uses it
 
     def owned_headers(self) -> tuple[str, ...]:
         return self.header_paths or (self.header.split("/")[0],)
@@ -265,6 +266,8 @@ LIBRARIES = (
     # XLA's GPU runtime and profiler link these (@local_config_rocm//rocm:rocm_smi, :rocprofiler_sdk).
     LibrarySpec("rocm_smi", "rocm_smi/rocm_smi.h", "librocm_smi64", "rocm_smi"),
     LibrarySpec("rocprofiler-sdk", "rocprofiler-sdk/rocprofiler.h", "librocprofiler-sdk", "rocprofiler-sdk"),
+    # The KFD thunk as a static archive: XLA's MORI collectives (third_party/roc_mori) link it.
+    LibrarySpec("hsakmt", "hsakmt/hsakmt.h", "libhsakmt", "hsakmt", static=True),
 )
 
 # The Debian/Ubuntu package with each library's headers: what a build that needs a
@@ -279,6 +282,8 @@ DEBIAN_DEV_PACKAGES = {
     "rocm_smi": "librocm-smi-dev",
     # Debian does not package rocprofiler-sdk: AMD's packages and TheRock's tarballs have it.
     "rocprofiler-sdk": "rocprofiler-sdk-dev (from AMD's repository; Debian has none)",
+    # Debian builds the thunk into libhsa-runtime64 and ships no libhsakmt.a.
+    "hsakmt": "hsakmt-roct-devel (AMD's repository; Debian has none)",
 }
 
 
@@ -297,7 +302,8 @@ class Library:
     headers: list[str]  # header files it owns, relative to include_dir
     library_dir: str | None
     library: str | None  # the shared library found (lib<name>.so when present)
-    soname_file: str | None  # its name as the dynamic loader looks it up, e.g. libamdhip64.so.7
+    soname_file: str | None  # its name as the dynamic loader looks it up, e.g. libamdhip64.so.7 (a static one: its file name)
+    static: bool = False  # a static archive: linked in, never searched for at run time
 
 
 @dataclasses.dataclass(frozen=True)
@@ -417,6 +423,10 @@ def find_shared_library(layout: Layout, stem: str) -> Path | None:
     return None
 
 
+def find_static_library(layout: Layout, stem: str) -> Path | None:
+    return next((d / f"{stem}.a" for d in layout.library_dirs if (d / f"{stem}.a").is_file()), None)
+
+
 def list_headers(include_dir: Path, owned: Sequence[str]) -> list[str]:
     """Regular files under include_dir/<owned>, relative; symlinked folders are not
     followed (distributions ship compatibility loops such as include/hsa/hsa -> .)."""
@@ -485,7 +495,7 @@ def find_libraries(layout: Layout, warnings: list[str]) -> dict[str, Library]:
     for spec in LIBRARIES:
         include_dir = layout.include_dir_for(spec.header)
         has_headers = (include_dir / spec.header).is_file()
-        lib = find_shared_library(layout, spec.lib) if spec.lib else None
+        lib = (find_static_library if spec.static else find_shared_library)(layout, spec.lib) if spec.lib else None
         if not has_headers and lib is None:  # header-only libraries have lib None: headers decide
             continue
         version, source = library_version(layout, spec, lib, warnings, include_dir)
@@ -499,7 +509,8 @@ def find_libraries(layout: Layout, warnings: list[str]) -> dict[str, Library]:
             headers=list_headers(include_dir, spec.owned_headers()) if has_headers else [],
             library_dir=str(lib.parent) if lib else None,
             library=str(lib) if lib else None,
-            soname_file=soname_file(lib) if lib else None,
+            soname_file=(lib.name if spec.static else soname_file(lib)) if lib else None,
+            static=spec.static,
         )
     return found
 

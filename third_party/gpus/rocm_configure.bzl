@@ -170,7 +170,7 @@ def _hipcc_config(config):
         "miopen_version": (config["libraries"].get("miopen") or {}).get("version_number", 0),
         "hipruntime_version": config["hip_version_number"],  # HIP_VERSION's encoding: 7.2.53211 -> 70253211
         "clang_version": config["clang_version"] or "",
-        "lib_paths": sorted({info["library_dir"]: True for info in config["libraries"].values() if info.get("library_dir")}.keys()),
+        "lib_paths": sorted({info["library_dir"]: True for info in config["libraries"].values() if info.get("library_dir") and not info.get("static")}.keys()),
     }
 
 def _write_rocm_build_defs(rctx, hipblaslt, config = None):
@@ -316,7 +316,7 @@ def _rocm_path_type_stanza(rctx):
 
 def _rpath_substitutions(rctx, config):
     """The rocm_rpath linkopts of each rocm_path_type."""
-    lib_dirs = sorted({info["library_dir"]: True for info in config["libraries"].values() if info.get("library_dir")}.keys())
+    lib_dirs = sorted({info["library_dir"]: True for info in config["libraries"].values() if info.get("library_dir") and not info.get("static")}.keys())
     output_base = str(rctx.path(".").dirname.dirname)
     system = system_runpath(lib_dirs, output_base)
     return {
