@@ -35,7 +35,8 @@ pytestmark = pytest.mark.bazel
 # its outputs with Bazel's, then those of an earlier build of the same action in another
 # workspace. So a path baked in where the action key does not show it (the compiler resolving
 # its own location, say) makes the replay's outputs differ instead of hiding behind a hit.
-COMMON = ("--config=manylinux_2_28", "--config=gfx942", "--materialize_param_files")
+# On a hit Bazel 7 keeps a compile's .d file in memory unless told otherwise; the replay compares it.
+COMMON = ("--config=manylinux_2_28", "--config=gfx942", "--materialize_param_files", "--noexperimental_inmemory_dotd_files")
 FLAGS = (*COMMON, "--modify_execution_info=^(CppLink|CppArchive)$=+no-cache")
 BUILD_FLAGS = " ".join(map(shlex.quote, FLAGS))  # for `sh -c`
 # The TheRock builds compare objects compiled from two toolkits: a hit would hand the second

@@ -120,8 +120,10 @@ def replay(spawn: dict, execroot: Path, replacements: dict[str, Path], script: P
                 outputs[out] = "missing"
             elif mine.is_dir():
                 outputs[out] = "directory"
+            elif not bazels.is_file():
+                outputs[out] = "not written by Bazel"
             else:
-                outputs[out] = "identical" if bazels.is_file() and mine.read_bytes() == bazels.read_bytes() else "differs"
+                outputs[out] = "identical" if mine.read_bytes() == bazels.read_bytes() else "differs"
         return {"exit": result.returncode, "stderr": result.stderr[-3000:], "outputs": outputs}
 
 
