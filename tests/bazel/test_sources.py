@@ -127,14 +127,15 @@ def test_without_a_jax_tree_offline_the_failure_says_how_to_give_one(in_sandbox)
 
 
 def test_xlas_own_python_headers_are_used_when_an_xla_tree_has_them(in_sandbox, tmp_path):
-    """@xla_python_headers takes numpy.h/numpy.cc/safe_static_init.h from the XLA tree given
+    """@xla_python_headers takes numpy.h/numpy.cc/safe_static_init.h/TSL's platform.h from the XLA tree given
     (here a copy of examples/xla with those files added), and this project's stand-ins from
     examples/xla, which has none."""
     import shutil
 
     xla = tmp_path / "xla"
     shutil.copytree(CHECKOUT / "examples" / "xla", xla)
-    for relative in ("xla/tsl/python/lib/core/numpy.h", "xla/tsl/python/lib/core/numpy.cc", "xla/python/safe_static_init.h"):
+    for relative in ("xla/tsl/python/lib/core/numpy.h", "xla/tsl/python/lib/core/numpy.cc", "xla/python/safe_static_init.h",
+                     "third_party/tsl/tsl/platform/platform.h"):
         (xla / relative).parent.mkdir(parents=True, exist_ok=True)
         (xla / relative).write_text("// from the XLA tree\n")
     script = ("bazel build --override_repository=xla={xla} @xla_python_headers//:source_info.json >/dev/null 2>&1 && "
