@@ -17,6 +17,14 @@ other projects' code: they never belong in it). What it lays out under --dest:
   * rules_ml_toolchain at its pin, as a tree and as the GitHub archive the pin names,
     rebuilt byte for byte (`git archive | gzip -n`) in DEST/distdir and checked against the
     pin's sha256 (full mode takes it from a --distdir offline).
+  * Bazel modules of full mode's graph (--module NAME=GIT@REV, made what the registry laid out
+    under DEST/registry makes of that version: its overlay, patches and MODULE.bazel; or
+    --module-dir NAME=DIR for a folder you assembled, e.g. a load-only stand-in of grpc's
+    .bzl files), each named in
+    DEST/full.bazelrc as `--override_module`, so that full mode loads them offline. With
+    bazel_features among them, also its version and globals repositories for --bazel-version:
+    Debian's Bazel reports no version, which bazel_features reads as the newest Bazel (its
+    globals then name Bazel 8's `macro`, and protobuf's rules cannot load).
 Files absent from a snapshot (large test data) are skipped and counted. A tree already laid
 out at the same commit is kept. DEST/env.sh then sets one variable per tree of the gated tier
 (the pins; the other revisions are listed there to swap in).
@@ -25,6 +33,7 @@ out at the same commit is kept. DEST/env.sh then sets one variable per tree of t
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import hashlib
 import json
@@ -142,6 +151,165 @@ def github_archive(gitdir: Path, commit: str, prefix: str, out: Path) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def apply_registry_version(tree: Path, version_dir: Path) -> list[str]:
+    """Makes a module's tree what Bazel makes of the registry's version (modules/NAME/VERSION):
+    its overlay files, its patches (GNU patch), and its MODULE.bazel, which Bazel reads for a
+    registry module and from the tree for an --override_module. Returns what was applied."""
+    source = json.loads((version_dir / "source.json").read_text())
+    applied = []
+    for relative in source.get("overlay", {}):
+        target = tree / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(version_dir / "overlay" / relative, target)
+        applied.append(f"overlay {relative}")
+    for patch in source.get("patches", {}):
+        with open(version_dir / "patches" / patch, "rb") as stdin:
+            result = subprocess.run(["patch", f"-p{source.get('patch_strip', 0)}", "--batch", "--forward", "-d", str(tree)],
+                                    stdin=stdin, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise TreeError(f"the registry's {patch} does not apply to {tree}: {result.stdout.strip()[-500:]}")
+        applied.append(f"patch {patch}")
+    shutil.copyfile(version_dir / "MODULE.bazel", tree / "MODULE.bazel")
+    applied.append("MODULE.bazel")
+    return applied
+
+
+@dataclasses.dataclass(frozen=True)
+class Archive:
+    """An http_archive of XLA's third_party/**/workspace.bzl, as its text declares it."""
+
+    name: str
+    url: str  # the GitHub /archive/ URL among its urls
+    strip_prefix: str
+    sha256: str
+    declared_in: str
+
+    @property
+    def rev(self) -> str:
+        """The commit or tag GitHub made the archive of."""
+        tail = self.url.split("/archive/", 1)[1].removeprefix("refs/tags/")
+        return tail.removesuffix(".tar.gz").removesuffix(".zip")
+
+
+def _evaluate(node: ast.expr, names: dict[str, object]) -> object:
+    """The value of a string expression of a workspace.bzl (constants, names, +, %, .format,
+    tf_mirror_urls(url)); None when it is anything else."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return names.get(node.id)
+    if isinstance(node, ast.List):
+        return [_evaluate(e, names) for e in node.elts]
+    if isinstance(node, ast.BinOp):
+        left, right = _evaluate(node.left, names), _evaluate(node.right, names)
+        if isinstance(node.op, ast.Add) and isinstance(left, (str, list)) and type(left) is type(right):
+            return left + right
+        if isinstance(node.op, ast.Mod) and isinstance(left, str) and right is not None:
+            return left % (tuple(right) if isinstance(right, list) else right)
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+            base = _evaluate(node.func.value, names)
+            args = [_evaluate(a, names) for a in node.args]
+            kwargs = {k.arg: _evaluate(k.value, names) for k in node.keywords}
+            return base.format(*args, **kwargs) if isinstance(base, str) else None
+        if isinstance(node.func, ast.Name) and node.func.id == "tf_mirror_urls" and node.args:
+            url = _evaluate(node.args[0], names)
+            return [url] if isinstance(url, str) else None
+    return None
+
+
+def xla_archives(xla: Path) -> dict[str, Archive]:
+    """Every GitHub archive XLA's third_party/**/workspace.bzl declares, by repository name."""
+    found = {}
+    for path in sorted(xla.glob("third_party/**/workspace.bzl")):
+        try:
+            module = ast.parse(path.read_text())
+        except SyntaxError:
+            continue
+        names: dict[str, object] = {}
+        for node in ast.walk(module):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                names[node.targets[0].id] = _evaluate(node.value, names)
+        for node in ast.walk(module):
+            if not isinstance(node, ast.Call):
+                continue
+            kw = {k.arg: _evaluate(k.value, names) for k in node.keywords if k.arg}
+            urls = kw.get("urls") or ([kw["url"]] if isinstance(kw.get("url"), str) else [])
+            github = [u for u in urls if isinstance(u, str) and "github.com/" in u and "/archive/" in u]
+            if isinstance(kw.get("name"), str) and github and isinstance(kw.get("sha256"), str):
+                found[kw["name"]] = Archive(kw["name"], github[0], kw.get("strip_prefix") or "", kw["sha256"],
+                                            str(path.relative_to(xla)))
+    return found
+
+
+def bazel_version_key(version: str) -> tuple[tuple[int, ...], bool]:
+    """Orders Bazel versions as bazel_features does: a pre-release before its release."""
+    release, _, pre = version.partition("-")
+    return tuple(int(x) for x in release.split(".")), pre == ""
+
+
+def bazel_features_repositories(tree: Path, bazel_version: str) -> dict[str, str]:
+    """Files of bazel_features' version and globals repositories as its extension would make
+    them under `bazel_version`, from the tables of its private/globals.bzl (a global exists
+    from a version on; a legacy one until a version)."""
+    module = ast.parse((tree / "private" / "globals.bzl").read_text())
+    tables = {t.id: ast.literal_eval(n.value) for n in module.body if isinstance(n, ast.Assign) for t in n.targets
+              if isinstance(t, ast.Name) and t.id in ("GLOBALS", "LEGACY_GLOBALS")}
+    have = bazel_version_key(bazel_version)
+    lines = [f"# Written by tools/real_trees.py: bazel_features' globals for Bazel {bazel_version}.", "globals = struct("]
+    for name, since in tables["GLOBALS"].items():
+        lines.append(f"    {name} = {name if have >= bazel_version_key(since) else 'None'},")
+    for name, until in tables["LEGACY_GLOBALS"].items():
+        value = name if have < bazel_version_key(until) else "None"
+        lines.append(f"    {name} = getattr(getattr(native, 'legacy_globals', None), '{name}', {value}),")
+    lines.append(")")
+    return {
+        "globals/globals.bzl": "\n".join(lines) + "\n",
+        "globals/BUILD.bazel": 'exports_files(["globals.bzl"])\n',
+        "globals/REPO.bazel": "",
+        "version/version.bzl": f"version = '{bazel_version}'\n",
+        "version/BUILD.bazel": 'exports_files(["version.bzl"])\n',
+        "version/REPO.bazel": "",
+    }
+
+
+# bazel_features' repositories of its version extension (Bazel 7's canonical names).
+BAZEL_FEATURES_REPOSITORIES = {"globals": "bazel_features~~version_extension~bazel_features_globals",
+                               "version": "bazel_features~~version_extension~bazel_features_version"}
+
+
+def full_bazelrc(modules: dict[str, Path], features: Path | None) -> list[str]:
+    lines = ["# Written by tools/real_trees.py: full mode's modules from local trees (--bazelrc=this file)."]
+    lines += [f"common --override_module={name}={path}" for name, path in sorted(modules.items())]
+    if features is not None:
+        lines += [f"common --override_repository={repo}={features / folder}" for folder, repo in BAZEL_FEATURES_REPOSITORIES.items()]
+    return lines
+
+
+def rebuild_archives(name: str, gitdir: Path, dest: Path) -> list[str]:
+    """The archive `name` of every XLA tree under dest, rebuilt into dest/distdir (Bazel takes a
+    file there whose name and sha256 match the declaration); what could not be rebuilt."""
+    archives = {a.sha256: a for xla in sorted(dest.glob("xla-*")) if (xla / STAMP).is_file()
+                for a in [xla_archives(xla).get(name)] if a}
+    if not archives:
+        raise TreeError(f"no XLA tree under {dest} declares a GitHub archive named {name!r} (lay out XLA first: --xla-git)")
+    failed = []
+    for archive in archives.values():
+        out = dest / "distdir" / archive.url.rsplit("/", 1)[1]
+        try:
+            sha256 = github_archive(gitdir, resolve(gitdir, archive.rev), archive.strip_prefix.rstrip("/"), out)
+        except TreeError as e:
+            failed.append(f"{name} at {archive.rev} ({archive.declared_in}): {e}")
+            continue
+        if sha256 != archive.sha256:
+            out.unlink()
+            failed.append(f"{name}: the archive rebuilt from {archive.rev} has sha256 {sha256}, {archive.declared_in} "
+                          f"pins {archive.sha256} (not a GitHub archive of a commit or tag?)")
+            continue
+        print(f"real_trees: {out}: {name} at {archive.rev}, sha256 matches {archive.declared_in}", file=sys.stderr)
+    return failed
+
+
 def folder_name(repo: str, rev: str, pinned: str) -> str:
     """xla-pin, xla-main, jax-v0.11.0 (a tag already naming its repository is kept as it is)."""
     if rev == pinned:
@@ -160,7 +328,8 @@ def merged(old: str, new: list[str]) -> list[str]:
     return new[:1] + kept + new[1:]
 
 
-def env_lines(trees: dict[str, list[Tree]], registry: Tree | None, toolchain: Tree | None, distdir: Path | None) -> list[str]:
+def env_lines(trees: dict[str, list[Tree]], registry: Tree | None, toolchain: Tree | None, distdir: Path | None,
+              full_rc: Path | None = None) -> list[str]:
     """The gated tier's variables: the first tree of each repository (the pin); the others as comments."""
     lines = ["# Written by tools/real_trees.py: the gated tier's real trees (README, Test tiers)."]
     for variable, repo in (("JAX_ROCM_TEST_JAX_TREE", "jax"), ("JAX_ROCM_TEST_XLA_TREE", "xla")):
@@ -172,6 +341,8 @@ def env_lines(trees: dict[str, list[Tree]], registry: Tree | None, toolchain: Tr
         lines.append(f"export JAX_ROCM_TEST_TOOLCHAIN_TREE={toolchain.path}")
     if distdir:
         lines.append(f"export JAX_ROCM_TEST_DISTDIR={distdir}")
+    if full_rc:
+        lines.append(f"export JAX_ROCM_TEST_FULL_BAZELRC={full_rc}")
     return lines
 
 
@@ -185,12 +356,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--xla-rev", action="append", default=[], help="an XLA revision besides the pin (repeatable)")
     parser.add_argument("--registry-git", type=Path, help="a git directory of bazelbuild/bazel-central-registry")
     parser.add_argument("--toolchain-git", type=Path, help="a git directory of google-ml-infra/rules_ml_toolchain")
+    parser.add_argument("--module", action="append", default=[], metavar="NAME[@VERSION]=GIT@REV",
+                        help="a Bazel module of full mode's graph from a git directory at a revision, e.g. "
+                             "protobuf=~/src/protobuf@v32.1; VERSION: the registry's version to make of it "
+                             "(default: REV without a leading v) (repeatable)")
+    parser.add_argument("--module-dir", action="append", default=[], metavar="NAME=DIR",
+                        help="a Bazel module from a folder you assembled, used as it is (repeatable)")
+    parser.add_argument("--archive", action="append", default=[], metavar="NAME=GIT",
+                        help="an archive XLA's third_party declares (e.g. nanobind, dlpack), rebuilt from a git "
+                             "directory of its repository into DEST/distdir for every XLA tree laid out under DEST, "
+                             "checked against the sha256 XLA pins (repeatable)")
+    parser.add_argument("--bazel-version", default="7.7.1",
+                        help="the Bazel that reads bazel_features' repositories (default: %(default)s, Debian's)")
     args = parser.parse_args(argv)
     dest = args.dest.expanduser().resolve()
     if dest == CHECKOUT or CHECKOUT in dest.parents:
         parser.error(f"--dest {dest} is inside this checkout: upstream trees never go into it; choose e.g. ~/.cache/trees")
-    if not any((args.jax_git, args.xla_git, args.registry_git, args.toolchain_git)):
-        parser.error("nothing to lay out: pass at least one of --jax-git, --xla-git, --registry-git, --toolchain-git")
+    if not any((args.jax_git, args.xla_git, args.registry_git, args.toolchain_git, args.module, args.module_dir, args.archive)):
+        parser.error("nothing to lay out: pass at least one of --jax-git, --xla-git, --registry-git, --toolchain-git, --archive, "
+                     "--module, --module-dir")
+    for spec in args.module:
+        if "=" not in spec or "@" not in spec.split("=", 1)[1]:
+            parser.error(f"--module {spec}: expected NAME=GIT@REV, e.g. protobuf=~/src/protobuf@v32.1")
+    for spec in args.module_dir:
+        if "=" not in spec or not Path(spec.split("=", 1)[1]).expanduser().is_dir():
+            parser.error(f"--module-dir {spec}: expected NAME=DIR with an existing DIR")
     try:
         trees: dict[str, list[Tree]] = {}
         for repo, gitdir, revs in (("jax", args.jax_git, args.jax_rev), ("xla", args.xla_git, args.xla_rev)):
@@ -211,15 +401,51 @@ def main(argv: list[str] | None = None) -> int:
                 raise TreeError(f"the rebuilt {archive.name} has sha256 {sha256}, the pin {toolchain_pin['sha256']}: "
                                 "this git's `git archive` differs from GitHub's; let full mode download it instead")
             print(f"real_trees: {archive}: rebuilt, sha256 matches the pin", file=sys.stderr)
-    except (TreeError, OSError, subprocess.CalledProcessError) as e:
+        modules: dict[str, Path] = {}
+        features = None
+        registry_modules = (dest / "registry" / "modules") if (dest / "registry" / "modules").is_dir() else None
+        for spec in args.module:
+            name, _, where = spec.partition("=")
+            name, _, version = name.partition("@")
+            gitdir, _, rev = where.rpartition("@")
+            tree = lay_out(git_dir(Path(gitdir).expanduser()), rev, dest / "modules", f"{name}-{rev}")
+            version_dir = registry_modules / name / (version or rev.removeprefix("v")) if registry_modules else None
+            stamp = json.loads((tree.path / STAMP).read_text())
+            if version_dir and version_dir.is_dir() and "registry" not in stamp:
+                stamp["registry"] = apply_registry_version(tree.path, version_dir)
+                (tree.path / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
+                print(f"real_trees: {tree.name}: as the registry's {name} {version_dir.name}: {', '.join(stamp['registry'])}",
+                      file=sys.stderr)
+            modules[name] = tree.path
+        for spec in args.module_dir:
+            name, _, folder = spec.partition("=")
+            modules[name] = Path(folder).expanduser().resolve()
+        if "bazel_features" in modules:
+            features = dest / "modules" / f"bazel_features-repositories-{args.bazel_version}"
+            for relative, text in bazel_features_repositories(modules["bazel_features"], args.bazel_version).items():
+                (features / relative).parent.mkdir(parents=True, exist_ok=True)
+                (features / relative).write_text(text)
+        not_rebuilt = []
+        for spec in args.archive:
+            name, _, gitdir = spec.partition("=")
+            not_rebuilt += rebuild_archives(name, git_dir(Path(gitdir).expanduser()), dest)
+            distdir = dest / "distdir"
+        full_rc = None
+        if modules:
+            full_rc = dest / "full.bazelrc"
+            full_rc.write_text("\n".join(full_bazelrc(modules, features)) + "\n")
+            print(f"real_trees: {full_rc}: {len(modules)} module(s) for full mode", file=sys.stderr)
+    except (TreeError, OSError, subprocess.CalledProcessError, SyntaxError, KeyError) as e:
         print(f"real_trees: error: {e}", file=sys.stderr)
         return 1
     env = dest / "env.sh"
-    lines = merged(env.read_text() if env.is_file() else "", env_lines(trees, registry, toolchain, distdir))
+    lines = merged(env.read_text() if env.is_file() else "", env_lines(trees, registry, toolchain, distdir, full_rc))
     env.write_text("\n".join(lines) + "\n")
     print(env.read_text(), end="")
     print(f"real_trees: wrote {env}: `. {env}` before the test command", file=sys.stderr)
-    return 0
+    for failure in not_rebuilt:
+        print(f"real_trees: error: {failure}", file=sys.stderr)
+    return 1 if not_rebuilt else 0
 
 
 if __name__ == "__main__":

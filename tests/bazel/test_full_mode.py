@@ -57,8 +57,14 @@ def full_bazel(sandbox_root):
         binds.append(os.environ["JAX_ROCM_TEST_TOOLCHAIN_TREE"])
     user_root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jax-rocm-build" / "bazel"
 
+    # Modules of the graph from local trees (tools/real_trees.py --module), when laid out.
+    full_rc = os.environ.get("JAX_ROCM_TEST_FULL_BAZELRC")
+    if full_rc:
+        binds += [str(Path(full_rc).parent)]
+
     def run(command: str, *args: str, check: bool = True, bind: tuple[str, ...] = ()):
-        startup = ["/usr/bin/bazel", "--nosystem_rc", "--bazelrc=debian.bazelrc", f"--output_user_root={user_root}"]
+        startup = ["/usr/bin/bazel", "--nosystem_rc", "--bazelrc=debian.bazelrc", *([f"--bazelrc={full_rc}"] if full_rc else []),
+                   f"--output_user_root={user_root}"]
         bound = [a for b in (*binds, *bind) for a in ("--bind", b)]
         return sandbox("run", *bound, "--", *startup, command, *flags, *args, cwd=FULL, check=check)
 

@@ -93,3 +93,76 @@ def test_env_sh_sets_the_pins_lists_the_rest_and_keeps_what_this_run_did_not_set
     assert real_trees.folder_name("jax", "jax-v0.11.0", "c" * 40) == "jax-v0.11.0"
     assert real_trees.folder_name("xla", "main", "c" * 40) == "xla-main"
     assert real_trees.folder_name("xla", "c" * 40, "c" * 40) == "xla-pin"
+
+
+def test_bazel_features_repositories_answer_for_the_bazel_given(tmp_path):
+    """Debian's Bazel reports no version: bazel_features would take it for the newest Bazel."""
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "globals.bzl").write_text(
+        '"""Internal constants."""\n'
+        'GLOBALS = {\n    "PackageSpecificationInfo": "6.4.0",\n    "macro": "8.0.0",\n    "subrule": "7.0.0-pre.20230316.2",\n}\n'
+        'LEGACY_GLOBALS = {\n    "ProtoInfo": "8.0.0",\n}\n')
+    files = real_trees.bazel_features_repositories(tmp_path, "7.7.1")
+    assert files["version/version.bzl"] == "version = '7.7.1'\n"
+    body = files["globals/globals.bzl"]
+    assert "    PackageSpecificationInfo = PackageSpecificationInfo,\n" in body
+    assert "    macro = None,\n" in body and "    subrule = subrule,\n" in body
+    assert "    ProtoInfo = getattr(getattr(native, 'legacy_globals', None), 'ProtoInfo', ProtoInfo),\n" in body
+    assert "    macro = macro,\n" in real_trees.bazel_features_repositories(tmp_path, "8.0.0")["globals/globals.bzl"]
+    assert real_trees.bazel_version_key("7.0.0-pre.20230316.2") < real_trees.bazel_version_key("7.0.0")
+    rc = real_trees.full_bazelrc({"protobuf": Path("/t/protobuf-v32.1")}, Path("/t/features"))
+    assert rc[1:] == ["common --override_module=protobuf=/t/protobuf-v32.1",
+                      "common --override_repository=bazel_features~~version_extension~bazel_features_globals=/t/features/globals",
+                      "common --override_repository=bazel_features~~version_extension~bazel_features_version=/t/features/version"]
+
+
+def test_xlas_archive_declarations_are_read_with_their_variables(tmp_path):
+    (tmp_path / "third_party" / "eigen3").mkdir(parents=True)
+    (tmp_path / "third_party" / "eigen3" / "workspace.bzl").write_text('''
+load("//third_party:repo.bzl", "tf_http_archive", "tf_mirror_urls")
+
+def repo():
+    EIGEN_COMMIT = "ea13a98d"
+    EIGEN_SHA256 = "35c6"
+    tf_http_archive(
+        name = "eigen_archive",
+        sha256 = EIGEN_SHA256,
+        strip_prefix = "eigen-{commit}".format(commit = EIGEN_COMMIT),
+        urls = tf_mirror_urls("https://gitlab.com/libeigen/eigen/-/archive/{commit}/eigen-{commit}.tar.gz".format(commit = EIGEN_COMMIT)),
+    )
+''')
+    (tmp_path / "third_party" / "dlpack").mkdir()
+    (tmp_path / "third_party" / "dlpack" / "workspace.bzl").write_text('''
+def repo():
+    tf_http_archive(
+        name = "dlpack",
+        strip_prefix = "dlpack-" + "1.1",
+        sha256 = "2e3b",
+        urls = tf_mirror_urls("https://github.com/dmlc/dlpack/archive/refs/tags/v1.1.tar.gz"),
+    )
+''')
+    archives = real_trees.xla_archives(tmp_path)
+    assert set(archives) == {"dlpack"}, "eigen's archive is GitLab's: not rebuilt from git here"
+    dlpack = archives["dlpack"]
+    assert (dlpack.rev, dlpack.strip_prefix, dlpack.sha256) == ("v1.1", "dlpack-1.1", "2e3b")
+    assert dlpack.declared_in == "third_party/dlpack/workspace.bzl"
+
+
+def test_a_module_tree_is_made_what_the_registry_makes_of_its_version(tmp_path):
+    tree, version = tmp_path / "tree", tmp_path / "registry" / "zlib" / "1.3.2"
+    tree.mkdir()
+    (tree / "zlib.h").write_text("#define ZLIB_VERSION \"1.3.1\"\n")
+    (tree / "MODULE.bazel").write_text('module(name = "zlib", version = "0.0.0")\n')
+    (version / "overlay").mkdir(parents=True)
+    (version / "patches").mkdir()
+    (version / "overlay" / "BUILD.bazel").write_text("cc_library(name = 'zlib')\n")
+    (version / "MODULE.bazel").write_text('module(name = "zlib", version = "1.3.2")\n')
+    (version / "patches" / "v.patch").write_text(
+        "--- a/zlib.h\n+++ b/zlib.h\n@@ -1 +1 @@\n-#define ZLIB_VERSION \"1.3.1\"\n+#define ZLIB_VERSION \"1.3.2\"\n")
+    (version / "source.json").write_text(json.dumps({"overlay": {"BUILD.bazel": "sha256-x"}, "patches": {"v.patch": "sha256-y"},
+                                                     "patch_strip": 1}))
+    assert real_trees.apply_registry_version(tree, version) == ["overlay BUILD.bazel", "patch v.patch", "MODULE.bazel"]
+    assert (tree / "BUILD.bazel").read_text() == "cc_library(name = 'zlib')\n"
+    assert '"1.3.2"' in (tree / "zlib.h").read_text() and '"1.3.2"' in (tree / "MODULE.bazel").read_text()
+    with pytest.raises(real_trees.TreeError, match="does not apply"):
+        real_trees.apply_registry_version(tree, version)  # already applied: the patch no longer fits
