@@ -179,7 +179,7 @@ class Archive:
     """An http_archive of XLA's third_party/**/workspace.bzl, as its text declares it."""
 
     name: str
-    url: str  # the GitHub /archive/ URL among its urls
+    url: str  # the GitHub (or GitLab) /archive/ URL among its urls
     strip_prefix: str
     sha256: str
     declared_in: str
@@ -188,7 +188,8 @@ class Archive:
     def rev(self) -> str:
         """The commit or tag GitHub made the archive of."""
         tail = self.url.split("/archive/", 1)[1].removeprefix("refs/tags/")
-        return tail.removesuffix(".tar.gz").removesuffix(".zip")
+        # /archive/<rev>.tar.gz, or /archive/<rev>/<name>.tar.gz
+        return tail.split("/", 1)[0] if "/" in tail else tail.removesuffix(".tar.gz").removesuffix(".zip")
 
 
 def _evaluate(node: ast.expr, names: dict[str, object]) -> object:
@@ -219,7 +220,7 @@ def _evaluate(node: ast.expr, names: dict[str, object]) -> object:
 
 
 def xla_archives(xla: Path) -> dict[str, Archive]:
-    """Every GitHub archive XLA's third_party/**/workspace.bzl declares, by repository name."""
+    """Every GitHub or GitLab archive XLA's third_party/**/workspace.bzl declares, by repository name."""
     found = {}
     for path in sorted(xla.glob("third_party/**/workspace.bzl")):
         try:
@@ -235,7 +236,8 @@ def xla_archives(xla: Path) -> dict[str, Archive]:
                 continue
             kw = {k.arg: _evaluate(k.value, names) for k in node.keywords if k.arg}
             urls = kw.get("urls") or ([kw["url"]] if isinstance(kw.get("url"), str) else [])
-            github = [u for u in urls if isinstance(u, str) and "github.com/" in u and "/archive/" in u]
+            # GitHub's /archive/ and GitLab's /-/archive/: both are `git archive | gzip -n` of a commit.
+            github = [u for u in urls if isinstance(u, str) and ("github.com/" in u or "gitlab.com/" in u) and "/archive/" in u]
             if isinstance(kw.get("name"), str) and github and isinstance(kw.get("sha256"), str):
                 found[kw["name"]] = Archive(kw["name"], github[0], kw.get("strip_prefix") or "", kw["sha256"],
                                             str(path.relative_to(xla)))
@@ -292,7 +294,8 @@ def rebuild_archives(name: str, gitdir: Path, dest: Path) -> list[str]:
     archives = {a.sha256: a for xla in sorted(dest.glob("xla-*")) if (xla / STAMP).is_file()
                 for a in [xla_archives(xla).get(name)] if a}
     if not archives:
-        raise TreeError(f"no XLA tree under {dest} declares a GitHub archive named {name!r} (lay out XLA first: --xla-git)")
+        return [f"no XLA tree under {dest} declares a GitHub archive named {name!r} (the name in its workspace.bzl; "
+                "lay out XLA first: --xla-git)"]
     failed = []
     for archive in archives.values():
         out = dest / "distdir" / archive.url.rsplit("/", 1)[1]

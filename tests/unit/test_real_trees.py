@@ -142,7 +142,10 @@ def repo():
     )
 ''')
     archives = real_trees.xla_archives(tmp_path)
-    assert set(archives) == {"dlpack"}, "eigen's archive is GitLab's: not rebuilt from git here"
+    assert set(archives) == {"dlpack", "eigen_archive"}
+    eigen = archives["eigen_archive"]
+    assert (eigen.rev, eigen.strip_prefix, eigen.sha256) == ("ea13a98d", "eigen-ea13a98d", "35c6")
+    assert eigen.url.endswith("/-/archive/ea13a98d/eigen-ea13a98d.tar.gz")
     dlpack = archives["dlpack"]
     assert (dlpack.rev, dlpack.strip_prefix, dlpack.sha256) == ("v1.1", "dlpack-1.1", "2e3b")
     assert dlpack.declared_in == "third_party/dlpack/workspace.bzl"
