@@ -44,6 +44,9 @@ import sys
 from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parent.parent
+# JAX's patches of the modules full/MODULE.bazel overrides, as full mode applies them (written
+# there by build/ci_build from the JAX source: build/ci_build_cli/full.py).
+JAX_PATCHES = CHECKOUT / "full" / "jax_patches"
 STAMP = ".real_trees.json"  # in each tree: the repository and commit it was laid out from
 
 
@@ -244,6 +247,12 @@ def xla_archives(xla: Path) -> dict[str, Archive]:
     return found
 
 
+def apply_patch(tree: Path, text: bytes, what: str) -> None:
+    result = subprocess.run(["patch", "-p1", "--batch", "--forward", "-d", str(tree)], input=text, capture_output=True)
+    if result.returncode != 0:
+        raise TreeError(f"{what} does not apply to {tree}: {result.stdout.decode(errors='replace').strip()[-500:]}")
+
+
 def bazel_version_key(version: str) -> tuple[tuple[int, ...], bool]:
     """Orders Bazel versions as bazel_features does: a pre-release before its release."""
     release, _, pre = version.partition("-")
@@ -369,6 +378,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="an archive XLA's third_party declares (e.g. nanobind, dlpack), rebuilt from a git "
                              "directory of its repository into DEST/distdir for every XLA tree laid out under DEST, "
                              "checked against the sha256 XLA pins (repeatable)")
+    parser.add_argument("--jax-patches", action="store_true",
+                        help="apply full/jax_patches/<module>.patch (JAX's patches, as full mode applies them; any "
+                             "full-mode ci_build command writes them) to the --module trees of those modules: Bazel "
+                             "applies no patch to a module it takes from a local path")
     parser.add_argument("--bazel-version", default="7.7.1",
                         help="the Bazel that reads bazel_features' repositories (default: %(default)s, Debian's)")
     args = parser.parse_args(argv)
@@ -407,6 +420,11 @@ def main(argv: list[str] | None = None) -> int:
         modules: dict[str, Path] = {}
         features = None
         registry_modules = (dest / "registry" / "modules") if (dest / "registry" / "modules").is_dir() else None
+        jax_patches = {p.stem: p.read_bytes() for p in JAX_PATCHES.glob("*.patch")} if args.jax_patches else {}
+        if args.jax_patches and not jax_patches:
+            raise TreeError(f"--jax-patches: {JAX_PATCHES} holds no patch yet; a full-mode command writes them, e.g. "
+                            "python3 build/ci_build --mode=full --jax-source-dir=PATH --dry-run ... does not, "
+                            "python3 build/ci_build --mode=full --jax-source-dir=PATH preflight --names-only does")
         for spec in args.module:
             name, _, where = spec.partition("=")
             name, _, version = name.partition("@")
@@ -419,6 +437,11 @@ def main(argv: list[str] | None = None) -> int:
                 (tree.path / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
                 print(f"real_trees: {tree.name}: as the registry's {name} {version_dir.name}: {', '.join(stamp['registry'])}",
                       file=sys.stderr)
+            if jax_patches.get(name) and "jax_patches" not in stamp:
+                apply_patch(tree.path, jax_patches[name], f"JAX's patch of {name}")
+                stamp["jax_patches"] = hashlib.sha256(jax_patches[name]).hexdigest()
+                (tree.path / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
+                print(f"real_trees: {tree.name}: JAX's patches of {name} applied", file=sys.stderr)
             modules[name] = tree.path
         for spec in args.module_dir:
             name, _, folder = spec.partition("=")

@@ -122,6 +122,9 @@ def cmd_dist_wheels(args: argparse.Namespace) -> int:
         flags.append(f"--action_env=SOURCE_DATE_EPOCH={os.environ['SOURCE_DATE_EPOCH']}")
     workspace = None  # the checkout's
     if args.mode == "full":
+        rc = full.prepare(args)
+        if rc:
+            return rc
         # Upstream's graph (full/): its toolchains (rules_ml_toolchain's), one Python, and this
         # project's settings named from the root module there.
         flags = (full.full_flags(args) + ["--config=rocm_release"] + full.in_this_module(wheels.wheel_flags(args)) +

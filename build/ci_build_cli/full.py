@@ -4,8 +4,18 @@ this project's ROCm injected), run by Debian's Bazel in the sandbox."""
 from __future__ import annotations
 
 import argparse
+import ast
+import difflib
+import hashlib
+import json
 import re
-from pathlib import Path
+import subprocess
+import sys
+import tarfile
+import tempfile
+import urllib.request
+import zipfile
+from pathlib import Path, PurePosixPath
 
 from . import inputs, sandbox, toolkit
 from .paths import CACHE, CHECKOUT
@@ -71,3 +81,203 @@ def full_binds(args: argparse.Namespace) -> list[str]:
 def full_bazel(args: argparse.Namespace, binds: list[str] = ()) -> list[str]:
     """Debian's Bazel in the sandbox, in full/ (full/debian.bazelrc), with the full-mode inputs mounted."""
     return sandbox.sandbox_run(args, [*full_binds(args), *binds]) + ["sh", "-c", 'cd "$0" && exec "$@"', str(FULL), *FULL_BAZEL]
+
+
+# JAX's root MODULE.bazel overrides these modules' versions and patches them; full/MODULE.bazel
+# replaces that root, so it applies the same patches, read from the JAX source the build uses
+# (written to full/jax_patches, which Git ignores: they are JAX's files). Without them XLA's
+# packages do not load: protobuf lacks the :arena XLA's GPU service names, grpc's
+# cc_grpc_library the plugin_flags XLA's //xla passes.
+PATCHED_MODULES = ("abseil-cpp", "grpc", "protobuf", "rules_python")
+JAX_PATCHES = FULL / "jax_patches"
+
+
+class JaxPatchError(Exception):
+    """JAX's overrides cannot be read or applied as full/MODULE.bazel applies them."""
+
+
+def jax_patch_plan(module_bazel: str) -> dict[str, list[str]]:
+    """Module -> the patch files (paths in JAX's tree, in JAX's order) that JAX's MODULE.bazel
+    applies through single_version_override, for each of PATCHED_MODULES (empty: none)."""
+    plan: dict[str, list[str]] = {name: [] for name in PATCHED_MODULES}
+    for node in ast.walk(ast.parse(module_bazel)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "single_version_override"):
+            continue
+        kw = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg in ("module_name", "patches", "patch_strip")}
+        if kw.get("module_name") not in plan or not kw.get("patches"):
+            continue
+        if kw.get("patch_strip", 0) != 1:
+            raise JaxPatchError(f"JAX patches {kw['module_name']} with patch_strip = {kw.get('patch_strip', 0)}; "
+                                "full/MODULE.bazel applies JAX's patches with 1")
+        for label in kw["patches"]:
+            if not label.startswith("//") or ":" not in label:
+                raise JaxPatchError(f"JAX's patch {label} of {kw['module_name']} is not a label of its own tree")
+            package, _, name = label[2:].partition(":")
+            plan[kw["module_name"]].append(f"{package}/{name}" if package else name)
+    return plan
+
+
+def read_jax_files(source: Path, wanted: list[str]) -> dict[str, bytes]:
+    """Files of a JAX checkout, or of an archive of one (its one top folder stripped), by path."""
+    if source.is_dir():
+        return {w: (source / w).read_bytes() for w in wanted if (source / w).is_file()}
+    found = {}
+    if source.name.endswith(".zip"):
+        with zipfile.ZipFile(source) as z:
+            for name in z.namelist():
+                relative = str(PurePosixPath(*PurePosixPath(name).parts[1:]))
+                if relative in wanted:
+                    found[relative] = z.read(name)
+        return found
+    with tarfile.open(source) as tar:
+        for member in tar:
+            relative = str(PurePosixPath(*PurePosixPath(member.name).parts[1:]))
+            if member.isfile() and relative in wanted:
+                found[relative] = tar.extractfile(member).read()
+    return found
+
+
+def jax_patches(source: Path) -> dict[str, bytes]:
+    """Module -> JAX's patches of it, concatenated in JAX's order (b"" when JAX has none)."""
+    module = read_jax_files(source, ["MODULE.bazel"]).get("MODULE.bazel")
+    if module is None:
+        raise JaxPatchError(f"{source} has no MODULE.bazel: not a JAX tree of the Bazel module era")
+    plan = jax_patch_plan(module.decode())
+    files = read_jax_files(source, [f for patches in plan.values() for f in patches])
+    missing = [f for patches in plan.values() for f in patches if f not in files]
+    if missing:
+        raise JaxPatchError(f"{source} lacks the patch files its MODULE.bazel names: {', '.join(missing)}")
+    return {name: b"".join(files[f] if files[f].endswith(b"\n") else files[f] + b"\n" for f in patches)
+            for name, patches in plan.items()}
+
+
+def jax_source_for_patches(args: argparse.Namespace) -> Path:
+    """The JAX source full mode builds: --jax-source-dir, else the pinned archive (in --distdir,
+    in this project's download cache, or downloaded there and checked against the pin)."""
+    if args.jax_source_dir:
+        return Path(args.jax_source_dir).expanduser().resolve()
+    pin = json.loads((CHECKOUT / "third_party" / "jax" / "pin.json").read_text())
+    url = pin["urls"][0].replace("{commit}", pin["commit"])
+    name = url.rsplit("/", 1)[1]
+    for folder in [Path(args.distdir).expanduser()] if args.distdir else []:
+        if (folder / name).is_file() and hashlib.sha256((folder / name).read_bytes()).hexdigest() == pin["sha256"]:
+            return folder / name
+    cached = CACHE / "downloads" / f"{pin['sha256'][:16]}-{name}"
+    if not cached.is_file():
+        print(f"ci_build: downloading JAX's pinned sources for its module patches: {url}", file=sys.stderr, flush=True)
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(cached.suffix + ".partial")
+        try:
+            with urllib.request.urlopen(url, timeout=60) as response, open(partial, "wb") as out:
+                out.write(response.read())
+        except OSError as e:
+            partial.unlink(missing_ok=True)
+            raise JaxPatchError(f"cannot download {url} ({e}); offline, pass --jax-source-dir=PATH (a JAX checkout or "
+                                "archive of the pinned tag) or --distdir=DIR holding " + name) from None
+        if hashlib.sha256(partial.read_bytes()).hexdigest() != pin["sha256"]:
+            partial.unlink()
+            raise JaxPatchError(f"{url} does not have the sha256 third_party/jax/pin.json pins ({pin['sha256']})")
+        partial.rename(cached)
+    return cached
+
+
+BCR = "https://bcr.bazel.build"
+
+
+def overridden_versions(module_bazel: str) -> dict[str, str]:
+    """Module -> the version full/MODULE.bazel's single_version_override pins."""
+    versions = {}
+    for node in ast.walk(ast.parse(module_bazel)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "single_version_override":
+            kw = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg in ("module_name", "version")}
+            if "version" in kw:
+                versions[kw["module_name"]] = kw["version"]
+    return versions
+
+
+def _sections(patch: str) -> list[str]:
+    """A unified diff split into one text per file (at `diff --git` lines, else at `--- ` headers)."""
+    heads = [m.start() for m in re.finditer(r"^diff --git ", patch, re.M)]
+    if not heads:
+        heads = [m.start() for m in re.finditer(r"^--- .*\n\+\+\+ ", patch, re.M)]
+    if not heads:
+        return [patch]
+    bounds = [*heads, len(patch)]
+    return ([patch[:bounds[0]]] if bounds[0] else []) + [patch[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+def rebased_module_file(patch: str, module_file: str) -> str:
+    """JAX's patch with the part that edits MODULE.bazel made anew against the registry's
+    MODULE.bazel: GNU patch finds a hunk a few lines off, Bazel's patcher does not, and JAX's
+    grpc patch is 4 lines off the registry's grpc 1.78.0 MODULE.bazel. The change is JAX's,
+    line for line; only where it lands is recomputed."""
+    out = []
+    for section in _sections(patch):
+        if not re.search(r"^\+\+\+ b/MODULE\.bazel\s*$", section, re.M):
+            out.append(section)
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            target = Path(tmp) / "MODULE.bazel"
+            target.write_text(module_file)
+            applied = subprocess.run(["patch", "-p1", "--batch", "--forward", "--fuzz=0", "-d", tmp], input=section.encode(),
+                                     capture_output=True)
+            if applied.returncode != 0:
+                raise JaxPatchError("JAX's patch of MODULE.bazel does not apply to the registry's, even a few lines off: "
+                                    + applied.stdout.decode(errors="replace").strip()[-300:])
+            new = target.read_text()
+        header = section[:section.index("--- ")] if "--- " in section else ""
+        out.append(header + "".join(difflib.unified_diff(module_file.splitlines(True), new.splitlines(True),
+                                                         "a/MODULE.bazel", "b/MODULE.bazel")))
+    return "".join(out)
+
+
+def registry_module_file(registry: str | None, name: str, version: str) -> str:
+    """modules/<name>/<version>/MODULE.bazel of the registry full mode resolves from (--registry:
+    a directory or URL; default the Bazel Central Registry)."""
+    base = registry or BCR
+    if "://" not in base:
+        return (Path(base).expanduser() / "modules" / name / version / "MODULE.bazel").read_text()
+    if base.startswith("file://"):
+        return (Path(base[len("file://"):]) / "modules" / name / version / "MODULE.bazel").read_text()
+    url = f"{base.rstrip('/')}/modules/{name}/{version}/MODULE.bazel"
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            return response.read().decode()
+    except OSError as e:
+        raise JaxPatchError(f"cannot read {url} ({e}); offline, pass --registry=DIR (a checkout of the registry)") from None
+
+
+def write_jax_patches(source: Path, folder: Path = JAX_PATCHES, registry: str | None = None,
+                      rebase: bool = True) -> dict[str, int]:
+    """Writes full/jax_patches/<module>.patch from JAX's source, each MODULE.bazel part re-anchored
+    on the registry's file (rebase); module -> bytes written."""
+    written = {}
+    folder.mkdir(parents=True, exist_ok=True)
+    versions = overridden_versions((FULL / "MODULE.bazel").read_text())
+    for name, text in jax_patches(source).items():
+        if rebase and b"+++ b/MODULE.bazel" in text:
+            text = rebased_module_file(text.decode(), registry_module_file(registry, name, versions[name])).encode()
+        path = folder / f"{name}.patch"
+        if not path.is_file() or path.read_bytes() != text:  # unchanged: no new repository key
+            path.write_bytes(text)
+        written[name] = len(text)
+    return written
+
+
+def prepare(args: argparse.Namespace) -> int:
+    """Before any full-mode Bazel command: JAX's patches in full/jax_patches (0), or why not (2)."""
+    source = args.jax_source_dir or "the pinned JAX archive"
+    if args.dry_run:
+        print(f"# first: JAX's patches of {', '.join(PATCHED_MODULES)} from {source} into {JAX_PATCHES} (as its "
+              "MODULE.bazel applies them)", file=sys.stderr)
+        return 0
+    try:
+        found = jax_source_for_patches(args)
+        written = write_jax_patches(found, registry=args.registry)
+    except (JaxPatchError, OSError, tarfile.TarError, zipfile.BadZipFile, EOFError, SyntaxError, ValueError) as e:
+        print(f"ci_build: full mode applies JAX's patches of {', '.join(PATCHED_MODULES)} and cannot read them: {e}",
+              file=sys.stderr)
+        return 2
+    print(f"ci_build: JAX's module patches from {found}: " + ", ".join(f"{m} ({n} bytes)" for m, n in written.items()),
+          file=sys.stderr)
+    return 0

@@ -195,6 +195,9 @@ def cmd_preflight(args: argparse.Namespace) -> int:
                   "JAXCI_CLONE_MAIN_XLA=1 to clone XLA's main branch.", file=sys.stderr)
             return 2
     rc = sources.check_local_sources(args) or sandbox.run(SANDBOX + ["ensure", "--rocm=full"], args.dry_run)
+    # Full mode's graph applies JAX's patches (full/jax_patches): written first, so that
+    # `--mode=full preflight --names-only` is also how to write them without a build.
+    rc = rc or (full.prepare(args) if args.mode == "full" else 0)
     # Each check reported in full: the names XLA/JAX use of ours, how they call ours, then the
     # names we use of XLA.
     rc = rc or max(check_rocm_names(args), check_rocm_calls(args), check_xla_targets(args))

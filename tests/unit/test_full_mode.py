@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import subprocess
 
 import pytest
 
@@ -35,3 +36,84 @@ def test_our_rocm_replaces_xlas_and_rules_ml_toolchains():
     # buildifier puts keyword arguments of MODULE.bazel calls on lines of their own.
     assert re.search(r'override_repo\(\s*hipcc,\s*config_rocm_hipcc = "local_config_rocm",?\s*\)', MODULE)
     assert 'override_repo(sources, "com_google_absl", "xla")' in MODULE
+
+
+JAX_MODULE = '''
+bazel_dep(name = "grpc", version = "1.78.0", repo_name = "com_github_grpc_grpc")
+single_version_override(
+    module_name = "grpc",
+    patch_strip = 1,
+    patches = ["//third_party/grpc:grpc.patch"],  # upstreaming
+    version = "1.78.0",
+)
+single_version_override(
+    module_name = "protobuf",
+    patch_strip = 1,
+    patches = ["//third_party/protobuf:a.patch", "//third_party/protobuf:b.patch"],
+    version = "32.1",
+)
+single_version_override(module_name = "rules_cc", patches = ["//x:y.patch"], patch_strip = 3)
+'''
+
+
+def write_jax_tree(root):
+    for relative, text in {"MODULE.bazel": JAX_MODULE, "third_party/grpc/grpc.patch": "--- a/g\n+++ b/g\n",
+                           "third_party/protobuf/a.patch": "A\n", "third_party/protobuf/b.patch": "B"}.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    return root
+
+
+def test_jax_patches_are_taken_in_jaxs_order_for_the_modules_full_mode_overrides(tmp_path):
+    from ci_build_cli import full
+
+    plan = full.jax_patch_plan(JAX_MODULE)
+    assert plan == {"abseil-cpp": [], "grpc": ["third_party/grpc/grpc.patch"], "rules_python": [],
+                    "protobuf": ["third_party/protobuf/a.patch", "third_party/protobuf/b.patch"]}, "rules_cc is not ours to patch"
+    tree = write_jax_tree(tmp_path / "jax")
+    written = full.write_jax_patches(tree, tmp_path / "out")
+    assert written == {"abseil-cpp": 0, "grpc": 16, "protobuf": 4, "rules_python": 0}
+    assert (tmp_path / "out" / "protobuf.patch").read_text() == "A\nB\n"
+    archive = tmp_path / "jax-v0.10.2.tar.gz"
+    subprocess.run(["tar", "czf", str(archive), "-C", str(tmp_path), "jax"], check=True)
+    assert full.jax_patches(archive) == full.jax_patches(tree), "an archive of the tree gives the same patches"
+
+
+def test_jax_patches_that_full_mode_cannot_apply_as_jax_does_are_refused(tmp_path):
+    from ci_build_cli import full
+
+    with pytest.raises(full.JaxPatchError, match="patch_strip = 0"):
+        full.jax_patch_plan('single_version_override(module_name = "grpc", patches = ["//p:g.patch"])')
+    tree = write_jax_tree(tmp_path / "jax")
+    (tree / "third_party" / "protobuf" / "b.patch").unlink()
+    with pytest.raises(full.JaxPatchError, match="lacks the patch files its MODULE.bazel names: third_party/protobuf/b.patch"):
+        full.jax_patches(tree)
+    with pytest.raises(full.JaxPatchError, match="has no MODULE.bazel"):
+        full.jax_patches(tmp_path)
+
+
+def test_full_module_takes_every_patched_module_from_jax_patches():
+    """full/MODULE.bazel applies jax_patches/<module>.patch to each module full.py writes one for."""
+    from ci_build_cli import full
+
+    text = (CHECKOUT / "full" / "MODULE.bazel").read_text()
+    for name in full.PATCHED_MODULES:
+        block = re.search(r'single_version_override\(\s*module_name = "%s",(.*?)\)' % re.escape(name), text, re.S)
+        assert block and f'"//jax_patches:{name}.patch"' in block.group(1) and "patch_strip = 1" in block.group(1), name
+
+
+def test_jaxs_module_file_hunks_are_re_anchored_on_the_registrys_file():
+    """JAX's grpc patch edits MODULE.bazel 4 lines off the registry's file: GNU patch applies it
+    there, Bazel's patcher (no offset) refuses it, so full mode writes the same change re-anchored."""
+    from ci_build_cli import full
+
+    registry = "".join(f"line {n}\n" for n in range(1, 21))
+    jax = ("diff --git a/x.bzl b/x.bzl\n--- a/x.bzl\n+++ b/x.bzl\n@@ -1 +1 @@\n-a\n+b\n"
+           "diff --git a/MODULE.bazel b/MODULE.bazel\n--- a/MODULE.bazel\n+++ b/MODULE.bazel\n"
+           "@@ -14,3 +14,3 @@\n line 10\n-line 11\n+line eleven\n line 12\n")
+    rebased = full.rebased_module_file(jax, registry)
+    assert rebased.startswith("diff --git a/x.bzl b/x.bzl\n--- a/x.bzl\n+++ b/x.bzl\n@@ -1 +1 @@\n-a\n+b\n")
+    assert "@@ -8,7 +8,7 @@\n line 8\n line 9\n line 10\n-line 11\n+line eleven\n line 12\n" in rebased
+    with pytest.raises(full.JaxPatchError, match="does not apply to the registry's"):
+        full.rebased_module_file(jax.replace("line 10\n-line 11", "line 10\n-line 99"), registry)
+    assert full.overridden_versions((CHECKOUT / "full" / "MODULE.bazel").read_text())["grpc"] == "1.78.0"
