@@ -38,6 +38,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -166,6 +167,10 @@ def apply_registry_version(tree: Path, version_dir: Path) -> list[str]:
         shutil.copyfile(version_dir / "overlay" / relative, target)
         applied.append(f"overlay {relative}")
     for patch in source.get("patches", {}):
+        targets = set(re.findall(r"^\+\+\+ (?:[^/\s]+/)?(\S+)", (version_dir / "patches" / patch).read_text(errors="replace"), re.M))
+        if targets == {"MODULE.bazel"}:
+            applied.append(f"patch {patch} (MODULE.bazel only: the registry's file replaces it)")
+            continue  # a release archive's MODULE.bazel may differ from the tag's; the result is the same
         with open(version_dir / "patches" / patch, "rb") as stdin:
             result = subprocess.run(["patch", f"-p{source.get('patch_strip', 0)}", "--batch", "--forward", "-d", str(tree)],
                                     stdin=stdin, capture_output=True, text=True)

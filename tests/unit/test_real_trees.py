@@ -162,9 +162,11 @@ def test_a_module_tree_is_made_what_the_registry_makes_of_its_version(tmp_path):
     (version / "MODULE.bazel").write_text('module(name = "zlib", version = "1.3.2")\n')
     (version / "patches" / "v.patch").write_text(
         "--- a/zlib.h\n+++ b/zlib.h\n@@ -1 +1 @@\n-#define ZLIB_VERSION \"1.3.1\"\n+#define ZLIB_VERSION \"1.3.2\"\n")
-    (version / "source.json").write_text(json.dumps({"overlay": {"BUILD.bazel": "sha256-x"}, "patches": {"v.patch": "sha256-y"},
-                                                     "patch_strip": 1}))
-    assert real_trees.apply_registry_version(tree, version) == ["overlay BUILD.bazel", "patch v.patch", "MODULE.bazel"]
+    (version / "patches" / "m.patch").write_text("--- a/MODULE.bazel\n+++ b/MODULE.bazel\n@@ -1 +1 @@\n-x\n+y\n")
+    (version / "source.json").write_text(json.dumps({"overlay": {"BUILD.bazel": "sha256-x"},
+                                                     "patches": {"v.patch": "sha256-y", "m.patch": "sha256-z"}, "patch_strip": 1}))
+    assert real_trees.apply_registry_version(tree, version) == [
+        "overlay BUILD.bazel", "patch v.patch", "patch m.patch (MODULE.bazel only: the registry's file replaces it)", "MODULE.bazel"]
     assert (tree / "BUILD.bazel").read_text() == "cc_library(name = 'zlib')\n"
     assert '"1.3.2"' in (tree / "zlib.h").read_text() and '"1.3.2"' in (tree / "MODULE.bazel").read_text()
     with pytest.raises(real_trees.TreeError, match="does not apply"):
