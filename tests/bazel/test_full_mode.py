@@ -167,3 +167,35 @@ def test_dist_wheels_in_full_mode_offline_stops_at_the_first_download_and_says_w
     assert "Error downloading" in result.stderr and "full mode's build failed" in result.stderr, result.stderr[-3000:]
     assert "full mode builds JAX's modules for XLA's hermetic Python" not in result.stderr  # one Python, as made
     assert not list(out.glob("*.whl"))
+
+
+# Under Bzlmod XLA's TF_SYSTEM_LIBS switch takes the repository's canonical name. hwloc's
+# release archive (download.open-mpi.org) cannot be rebuilt from git; the system's is named.
+SYSTEM_HWLOC = "--repo_env=TF_SYSTEM_LIBS=xla~~third_party_ext~hwloc"
+# What cannot be had here at all: LLVM and the projects built on it.
+NEVER_HERE = ("llvm-project", "llvm-raw", "stablehlo", "shardy", "triton")
+
+
+def test_the_rocm_platforms_whole_graph_loads_but_llvm(full_bazel):
+    """With the graph's modules and XLA's archives laid out locally (tools/real_trees.py:
+    JAX_ROCM_TEST_FULL_BAZELRC), every package of rocm_platform's closure loads (the package
+    of the PJRT plugin's StreamExecutor) but LLVM's: no call, label or name of ours fails."""
+    if not os.environ.get("JAX_ROCM_TEST_FULL_BAZELRC"):
+        pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tools/real_trees.py --module")
+    result = full_bazel("query", "--keep_going", "--config=rocm", SYSTEM_HWLOC,
+                        "deps(@xla//xla/stream_executor/rocm:rocm_platform)", check=False)
+    listed = result.stdout.split()
+    packages = {line.split(":", 1)[0] for line in listed}
+    failed, not_llvm = set(), []
+    for line in result.stderr.splitlines():
+        # A package that cannot load, or a rule of one that Bazel refuses (the package is in error).
+        where = (re.search(r"(?:no such package|error loading package) '@@([^/']*)//([^']*)'", line)
+                 or re.search(r"^ERROR: \S*/external/([^/]+)/(\S*)/BUILD(?:\.bazel)?:\d+:\d+: ", line))
+        if not where:
+            continue
+        failed.add((where.group(1), where.group(2)))
+        if not where.group(1).endswith(NEVER_HERE) and not any(f"{name}//" in line for name in NEVER_HERE):
+            not_llvm.append(line)
+    assert not not_llvm, "\n".join(not_llvm[:20])
+    assert "@xla//xla/stream_executor/rocm:rocm_platform" in listed and len(packages) > 100, (len(packages), result.stderr[-2000:])
+    print(f"rocm_platform's closure: {len(listed)} targets in {len(packages)} packages load; not loaded: {sorted(failed)}")
