@@ -141,8 +141,7 @@ def stand_in(node: ast.expr, keyword: str | None = None) -> str:
     """Starlark source of a value Bazel treats as the tree's: the literal itself (its strings,
     booleans and numbers), else a value of the same type; `None` when the type is unknown
     (every rule attribute takes None as "the default")."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, str)) or (
-            isinstance(node, ast.Constant) and node.value is None):
+    if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (bool, int, str))):
         return _literal(node.value)
     if isinstance(node, (ast.List, ast.Tuple)):
         items = [_literal(e.value) if isinstance(e, ast.Constant) and isinstance(e.value, (str, bool, int)) else _item(e)
