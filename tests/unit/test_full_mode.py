@@ -117,3 +117,13 @@ def test_jaxs_module_file_hunks_are_re_anchored_on_the_registrys_file():
     with pytest.raises(full.JaxPatchError, match="does not apply to the registry's"):
         full.rebased_module_file(jax.replace("line 10\n-line 11", "line 10\n-line 99"), registry)
     assert full.overridden_versions((CHECKOUT / "full" / "MODULE.bazel").read_text())["grpc"] == "1.78.0"
+
+
+def test_full_modes_bazel_keeps_its_jni_folder_in_the_runs_tmpfs():
+    """--nosystem_rc drops the sandbox's rc, which sets the server's tmpdir; debian.bazelrc
+    must name the same tmpfs the sandbox mounts for each run."""
+    from tools.sandbox_root.environment import BAZEL_JVM_TMPFS, RUN_TMPFS
+
+    assert BAZEL_JVM_TMPFS in RUN_TMPFS
+    rc = (CHECKOUT / "full" / "debian.bazelrc").read_text()
+    assert f"startup --host_jvm_args=-Djava.io.tmpdir={BAZEL_JVM_TMPFS}\n" in rc
