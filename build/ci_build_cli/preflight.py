@@ -5,6 +5,7 @@ native tests against it."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -14,6 +15,7 @@ import tarfile
 import tempfile
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from . import full, preflight_calls, preflight_names, preflight_xla_targets, pythons, sandbox, sources, toolkit
@@ -55,38 +57,42 @@ def check_xla_targets(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_rocm_names(args: argparse.Namespace) -> int:
+@contextlib.contextmanager
+def probe_package(files: dict[str, str], prefix: str) -> Iterator[tuple[Path, str]]:
+    """A folder of this checkout holding `files` (relative path -> text), and its package's
+    label; removed afterwards, whatever happens."""
+    PREFLIGHT_PROBES.mkdir(exist_ok=True)
+    where = Path(tempfile.mkdtemp(prefix=prefix, dir=PREFLIGHT_PROBES))
+    try:
+        for relative, text in files.items():
+            (where / relative).parent.mkdir(parents=True, exist_ok=True)
+            (where / relative).write_text(text)
+        yield where, "//" + where.relative_to(CHECKOUT).as_posix()
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+def check_rocm_names(args: argparse.Namespace, texts: list[tuple[str, str]]) -> int:
     """The first step of a pre-flight, in seconds: every @local_config_rocm label and
-    build_defs.bzl symbol the XLA/JAX trees name, asked of this project's @local_config_rocm
-    through `bazel query` (Bazel's own answer). Prints each missing one with the first file
-    that uses it; 1 if any is missing."""
+    build_defs.bzl symbol the XLA/JAX trees' files (`texts`) name, asked of this project's
+    @local_config_rocm through `bazel query` (Bazel's own answer). Prints each missing one
+    with the first file that uses it; 1 if any is missing."""
     trees = [Path(p) for p in (args.xla_source_dir, args.jax_source_dir) if p]
     t0 = time.monotonic()
-    try:
-        uses = preflight_names.collect(trees)
-    except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile) as e:
-        print(f"ci_build preflight: cannot read {', '.join(map(str, trees))}: {e}", file=sys.stderr)
-        return 2
+    uses = preflight_names.collect_texts(texts)
     labels = preflight_names.labels_of(uses)
     symbols = sum(len(s) for s in preflight_names.symbols_by_module(uses).values())
     print(f"ci_build preflight: {', '.join(str(t) for t in trees)} name {len(labels)} targets and load {symbols} "
           f"symbols of @local_config_rocm; asking Bazel which this project's answers", file=sys.stderr)
     if args.dry_run:
         return 0
-    PREFLIGHT_PROBES.mkdir(exist_ok=True)
-    probe = Path(tempfile.mkdtemp(prefix="p", dir=PREFLIGHT_PROBES))
-    try:
-        for folder, build_file in preflight_names.probe_packages(uses).items():
-            (probe / folder).mkdir()
-            (probe / folder / "BUILD.bazel").write_text(build_file)
-        (probe / "BUILD.bazel").write_text("")  # so that the pattern below matches even with no symbol
-        package = "//" + probe.relative_to(CHECKOUT).as_posix()
+    files = {f"{folder}/BUILD.bazel": text for folder, text in preflight_names.probe_packages(uses).items()}
+    files["BUILD.bazel"] = ""  # so that the pattern below matches even with no symbol
+    with probe_package(files, "p") as (_, package):
         expression = " + ".join([f"set({' '.join(labels)})"] * bool(labels) + [f"{package}/...:all"])
         cmd = sandbox.sandbox_run(args) + ["bazel", "query", "--keep_going", *toolkit.rocm_flags(args), "--output=label", expression]
         print("+ " + shlex.join(cmd), file=sys.stderr, flush=True)
         result = sandbox.spawn(cmd, cwd=CHECKOUT, capture_output=True, text=True)
-    finally:
-        shutil.rmtree(probe, ignore_errors=True)
     present = preflight_names.present_labels(result.stdout)
     missing = {label for label in labels if label not in present}
     missing |= preflight_names.missing_symbols(result.stderr) & set(uses)
@@ -107,32 +113,21 @@ def check_rocm_names(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_rocm_calls(args: argparse.Namespace) -> int:
+def check_rocm_calls(args: argparse.Namespace, texts: list[tuple[str, str]]) -> int:
     """The second step, in seconds: every call the trees make into @local_config_rocm's .bzl
     files, every select() keyed on one of its targets, every one of its targets in a deps list
     and every value they give its build settings, made again in a probe package of this
     checkout (preflight_calls) so that Bazel says what ours rejects: loading for the calls,
     analysis for the rest. One line per rejection, at the tree's file:line; 1 if any."""
-    trees = [Path(p) for p in (args.xla_source_dir, args.jax_source_dir) if p]
     t0 = time.monotonic()
-    try:
-        findings = preflight_calls.collect(preflight_calls.tree_texts(trees))
-    except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile) as e:
-        print(f"ci_build preflight: cannot read {', '.join(map(str, trees))}: {e}", file=sys.stderr)
-        return 2
+    findings = preflight_calls.collect(texts)
     probe = preflight_calls.probe_files(findings)
     print(f"ci_build preflight: {len(findings.calls)} distinct calls into @local_config_rocm, {len(findings.select_keys)} "
           f"select() keys, {len(findings.dependencies)} of its targets in deps, {len(findings.flag_values)} build-setting "
           "values; asking Bazel which this project's accepts", file=sys.stderr)
     if args.dry_run:
         return 0
-    PREFLIGHT_PROBES.mkdir(exist_ok=True)
-    where = Path(tempfile.mkdtemp(prefix="c", dir=PREFLIGHT_PROBES))
-    try:
-        for relative, text in probe.files.items():
-            (where / relative).parent.mkdir(parents=True, exist_ok=True)
-            (where / relative).write_text(text)
-        package = "//" + where.relative_to(CHECKOUT).as_posix()
+    with probe_package(probe.files, "c") as (where, package):
         flags = shlex.join(toolkit.rocm_flags(args))
         # One sandbox run, one Bazel server: each command's errors in a file of its own.
         script = [f"bazel query --keep_going {flags} {package}/{preflight_calls.CALLS_DIR}/...:all >/dev/null 2>{where}/calls.err",
@@ -150,8 +145,6 @@ def check_rocm_calls(args: argparse.Namespace) -> int:
         for n, ((setting, value), _) in enumerate(settings):
             rejection = preflight_calls.flag_rejection(findings, setting, value, package, read(f"flag{n}.err"))
             found += [rejection] if rejection else []
-    finally:
-        shutil.rmtree(where, ignore_errors=True)
     rejections = sorted(r for r in found if not r.toolkit_gap)
     gaps = sorted(r for r in found if r.toolkit_gap)
     for rejection in rejections:
@@ -200,7 +193,16 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     rc = rc or (full.prepare(args) if args.mode == "full" else 0)
     # Each check reported in full: the names XLA/JAX use of ours, how they call ours, then the
     # names we use of XLA.
-    rc = rc or max(check_rocm_names(args), check_rocm_calls(args), check_xla_targets(args))
+    if rc:
+        return rc
+    # The trees' Bazel files, read once for the names and for the calls.
+    trees = [Path(p) for p in (args.xla_source_dir, args.jax_source_dir) if p]
+    try:
+        texts = preflight_names.named_texts(trees)
+    except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile) as e:
+        print(f"ci_build preflight: cannot read {', '.join(map(str, trees))}: {e}", file=sys.stderr)
+        return 2
+    rc = max(check_rocm_names(args, texts), check_rocm_calls(args, texts), check_xla_targets(args))
     if rc or args.names_only:
         return rc
     if args.mode == "full":

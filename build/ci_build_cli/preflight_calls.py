@@ -310,13 +310,6 @@ def collect(texts: Iterable[tuple[str, str]]) -> Findings:
     return Findings(calls, argument_lines, select_keys, dependencies, flag_values)
 
 
-def tree_texts(trees: list[Path]) -> Iterator[tuple[str, str]]:
-    """(tree name/relative path, text) of every scanned file of each tree (checkout or archive)."""
-    for tree in trees:
-        for relative, text in preflight_names.tree_texts(tree):
-            yield f"{tree.name}/{relative}", text
-
-
 # --- the probe ---------------------------------------------------------------------------------
 
 CALLS_DIR, ANALYSIS_DIR = "calls", "analysis"

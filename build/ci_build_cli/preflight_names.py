@@ -146,14 +146,24 @@ def tree_texts(tree: Path) -> Iterator[tuple[str, str]]:
     return directory_texts(tree) if tree.is_dir() else archive_texts(tree)
 
 
+def named_texts(trees: list[Path]) -> list[tuple[str, str]]:
+    """(tree name/relative path, text) of every Bazel file of each tree (checkout or archive),
+    read once for every check of a pre-flight."""
+    return [(f"{tree.name}/{relative}", text) for tree in trees for relative, text in tree_texts(tree)]
+
+
+def collect_texts(texts: list[tuple[str, str]]) -> dict[str, Use]:
+    """Name -> its first use, over (file, text) pairs in the order given."""
+    first: dict[str, Use] = {}
+    for file, text in texts:
+        for use in scan_text(text, file):
+            first.setdefault(use.name, use)
+    return first
+
+
 def collect(trees: list[Path]) -> dict[str, Use]:
     """Name -> its first use, over every tree (a checkout or an archive, in the order given)."""
-    first: dict[str, Use] = {}
-    for tree in trees:
-        for relative, text in tree_texts(tree):
-            for use in scan_text(text, f"{tree.name}/{relative}"):
-                first.setdefault(use.name, use)
-    return first
+    return collect_texts(named_texts(trees))
 
 
 def labels_of(uses: dict[str, Use]) -> list[str]:
