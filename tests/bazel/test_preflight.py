@@ -28,6 +28,25 @@ def preflight(*args: str) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL)
 
 
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """A tree of the test's own: relative path -> text."""
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    return root
+
+
+def timed_preflight(*args: str) -> tuple[subprocess.CompletedProcess, float]:
+    t0 = time.monotonic()
+    result = preflight(*args)
+    return result, time.monotonic() - t0
+
+
+def assert_quick_and_tidy(took: float) -> None:
+    assert not list((CHECKOUT / "build" / "preflight_probe").glob("*")), "the probe packages are left behind"
+    assert took < 120, f"the pre-flight took {took:.0f} s"
+
+
 def real_tree(variable: str) -> Path:
     value = os.environ.get(variable)
     if not value:
@@ -36,16 +55,14 @@ def real_tree(variable: str) -> Path:
 
 
 def test_a_tree_naming_what_we_lack_gets_one_line_per_name(tmp_path, sandbox_root):
-    tree = tmp_path / "xla"
-    (tree / "xla" / "gpu").mkdir(parents=True)
-    (tree / "xla" / "gpu" / "BUILD").write_text(
-        'load("@local_config_rocm//rocm:build_defs.bzl", "if_rocm", "rocm_library", "if_rocm_next_year")\n'
-        'cc_library(name = "a", deps = ["@local_config_rocm//rocm:hipblas", "@local_config_rocm//rocm:rocm_quantum"])\n')
-    (tree / ".bazelrc").write_text("build:rocm --@local_config_rocm//rocm:using_hipcc\n"
-                                   "build:rocm --extra_toolchains=@local_config_rocm//hipcc:toolchain\n")
-    t0 = time.monotonic()
-    result = preflight(f"--xla-source-dir={tree}")
-    took = time.monotonic() - t0
+    tree = write_tree(tmp_path / "xla", {
+        "xla/gpu/BUILD":
+            'load("@local_config_rocm//rocm:build_defs.bzl", "if_rocm", "rocm_library", "if_rocm_next_year")\n'
+            'cc_library(name = "a", deps = ["@local_config_rocm//rocm:hipblas", "@local_config_rocm//rocm:rocm_quantum"])\n',
+        ".bazelrc": "build:rocm --@local_config_rocm//rocm:using_hipcc\n"
+                    "build:rocm --extra_toolchains=@local_config_rocm//hipcc:toolchain\n",
+    })
+    result, took = timed_preflight(f"--xla-source-dir={tree}")
     assert result.returncode == 1, result.stderr
     lines = [line.removeprefix("ci_build preflight: ") for line in result.stderr.splitlines() if "missing" in line]
     assert lines[:3] == [
@@ -54,16 +71,16 @@ def test_a_tree_naming_what_we_lack_gets_one_line_per_name(tmp_path, sandbox_roo
         "missing symbol if_rocm_next_year of @local_config_rocm//rocm:build_defs.bzl (first used in xla/xla/gpu/BUILD:1)",
     ], result.stderr
     assert "lacks 3 of the 8 names" in result.stderr
-    assert not list((CHECKOUT / "build" / "preflight_probe").glob("*")), "the probe packages are left behind"
-    assert took < 120, f"the pre-flight took {took:.0f} s"
+    assert_quick_and_tidy(took)
 
 
 def test_a_tree_using_only_what_we_answer_passes(tmp_path, sandbox_root):
-    tree = tmp_path / "jax"
-    (tree / "jaxlib" / "rocm").mkdir(parents=True)
-    (tree / "jaxlib" / "rocm" / "BUILD").write_text(
-        'load("@local_config_rocm//rocm:build_defs.bzl", "if_rocm_is_configured", "rocm_library")\n'
-        'x = ["@local_config_rocm//rocm:rocm_headers", "@local_config_rocm//rocm:hipsolver", "@local_config_rocm//rocm:hip_runtime"]\n')
+    tree = write_tree(tmp_path / "jax", {
+        "jaxlib/rocm/BUILD":
+            'load("@local_config_rocm//rocm:build_defs.bzl", "if_rocm_is_configured", "rocm_library")\n'
+            'x = ["@local_config_rocm//rocm:rocm_headers", "@local_config_rocm//rocm:hipsolver", '
+            '"@local_config_rocm//rocm:hip_runtime"]\n',
+    })
     result = preflight(f"--jax-source-dir={tree}")
     assert result.returncode == 0, result.stderr
     assert "answers all 6 names" in result.stderr
@@ -99,14 +116,12 @@ rocm_library(name = "right", srcs = ["right.cu.cc"], deps = ["@local_config_rocm
 def test_a_tree_calling_ours_wrongly_gets_one_line_per_call(tmp_path, sandbox_root):
     """Names that exist, used wrongly: an unknown argument (of a rule, of a macro), a wrong
     literal type, a select() key that is no config_setting, a build-setting value ours refuses."""
-    tree = tmp_path / "jax"
-    (tree / "jaxlib" / "rocm").mkdir(parents=True)
-    (tree / "jaxlib" / "rocm" / "BUILD").write_text(CALLING_WRONGLY)
-    (tree / ".bazelrc").write_text("build:rocm --@local_config_rocm//rocm:rocm_path_type=everywhere\n"
-                                   "build:rocm --@local_config_rocm//rocm:rocm_path_type=link_only\n")
-    t0 = time.monotonic()
-    result = preflight(f"--jax-source-dir={tree}")
-    took = time.monotonic() - t0
+    tree = write_tree(tmp_path / "jax", {
+        "jaxlib/rocm/BUILD": CALLING_WRONGLY,
+        ".bazelrc": "build:rocm --@local_config_rocm//rocm:rocm_path_type=everywhere\n"
+                    "build:rocm --@local_config_rocm//rocm:rocm_path_type=link_only\n",
+    })
+    result, took = timed_preflight(f"--jax-source-dir={tree}")
     assert result.returncode == 1, result.stderr
     assert "answers all 5 names" in result.stderr, "every name exists: the name check passes"
     lines = [line.removeprefix("ci_build preflight: ") for line in result.stderr.splitlines()
@@ -123,8 +138,7 @@ def test_a_tree_calling_ours_wrongly_gets_one_line_per_call(tmp_path, sandbox_ro
         "jax/jaxlib/rocm/BUILD:21: if_rocm(when_missing = ...): if_rocm() got unexpected keyword argument: when_missing",
     ], result.stderr
     assert "rejects 5 of the 9 calls and uses" in result.stderr
-    assert not list((CHECKOUT / "build" / "preflight_probe").glob("*")), "the probe packages are left behind"
-    assert took < 120, f"the pre-flight took {took:.0f} s"
+    assert_quick_and_tidy(took)
 
 
 @pytest.mark.parametrize("variables", [("JAX_ROCM_TEST_XLA_TREE",), ("JAX_ROCM_TEST_JAX_TREE",),
