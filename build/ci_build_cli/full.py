@@ -15,7 +15,9 @@ import tarfile
 import tempfile
 import urllib.request
 import zipfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+
+from third_party.private import source_tree
 
 from . import inputs, sandbox, toolkit
 from .paths import CACHE, CHECKOUT
@@ -117,33 +119,13 @@ def jax_patch_plan(module_bazel: str) -> dict[str, list[str]]:
     return plan
 
 
-def read_jax_files(source: Path, wanted: list[str]) -> dict[str, bytes]:
-    """Files of a JAX checkout, or of an archive of one (its one top folder stripped), by path."""
-    if source.is_dir():
-        return {w: (source / w).read_bytes() for w in wanted if (source / w).is_file()}
-    found = {}
-    if source.name.endswith(".zip"):
-        with zipfile.ZipFile(source) as z:
-            for name in z.namelist():
-                relative = str(PurePosixPath(*PurePosixPath(name).parts[1:]))
-                if relative in wanted:
-                    found[relative] = z.read(name)
-        return found
-    with tarfile.open(source) as tar:
-        for member in tar:
-            relative = str(PurePosixPath(*PurePosixPath(member.name).parts[1:]))
-            if member.isfile() and relative in wanted:
-                found[relative] = tar.extractfile(member).read()
-    return found
-
-
 def jax_patches(source: Path) -> dict[str, bytes]:
     """Module -> JAX's patches of it, concatenated in JAX's order (b"" when JAX has none)."""
-    module = read_jax_files(source, ["MODULE.bazel"]).get("MODULE.bazel")
+    module = source_tree.read_files(source, ["MODULE.bazel"]).get("MODULE.bazel")
     if module is None:
         raise JaxPatchError(f"{source} has no MODULE.bazel: not a JAX tree of the Bazel module era")
     plan = jax_patch_plan(module.decode())
-    files = read_jax_files(source, [f for patches in plan.values() for f in patches])
+    files = source_tree.read_files(source, [f for patches in plan.values() for f in patches])
     missing = [f for patches in plan.values() for f in patches if f not in files]
     if missing:
         raise JaxPatchError(f"{source} lacks the patch files its MODULE.bazel names: {', '.join(missing)}")

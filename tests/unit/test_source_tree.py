@@ -148,3 +148,22 @@ def test_examples_jax_is_a_stand_in_tree_with_every_file_jaxlib_rocm_compiles(tm
     # Our own code: every source says it is a stand-in, not JAX's file.
     for name in sorted(f for f in files if f.endswith((".cc", ".h"))):
         assert "examples/jax stand-in (not JAX's" in (tmp_path / "out" / name).read_text(), name
+
+
+def test_read_files_takes_files_by_path_from_a_checkout_and_its_archives(tmp_path):
+    tree = tmp_path / "jax-jax-v0.10.2"
+    (tree / "third_party" / "grpc").mkdir(parents=True)
+    (tree / "MODULE.bazel").write_text("module(name = 'jax')\n")
+    (tree / "third_party" / "grpc" / "grpc.patch").write_text("--- a/x\n")
+    wanted = ["MODULE.bazel", "third_party/grpc/grpc.patch", "absent.txt"]
+    expected = {"MODULE.bazel": b"module(name = 'jax')\n", "third_party/grpc/grpc.patch": b"--- a/x\n"}
+    assert st.read_files(tree, wanted) == expected
+    tar, zip_ = tmp_path / "jax.tar.gz", tmp_path / "jax.zip"
+    with tarfile.open(tar, "w:gz") as tf:
+        tf.add(tree, arcname=tree.name)
+    with zipfile.ZipFile(zip_, "w") as zf:
+        for path in sorted(tree.rglob("*")):
+            if path.is_file():
+                zf.write(path, f"{tree.name}/{path.relative_to(tree)}")
+    assert st.read_files(tar, wanted) == expected
+    assert st.read_files(zip_, wanted) == expected

@@ -170,6 +170,27 @@ def git_commit(checkout: Path) -> str | None:
     return result.stdout.strip() if result.returncode == 0 else None
 
 
+def read_files(source: Path, wanted: list[str]) -> dict[str, bytes]:
+    """Files of a JAX checkout or archive (its one top folder stripped) by relative path; the
+    ones it lacks are left out."""
+    if source.is_dir():
+        return {w: (source / w).read_bytes() for w in wanted if (source / w).is_file()}
+    if source.name.endswith(".zip"):
+        with zipfile.ZipFile(source) as zf:
+            prefix = strip_top(zf.namelist())
+            names = set(zf.namelist())
+            return {w: zf.read(prefix + w) for w in wanted if prefix + w in names}
+    found = {}
+    with tarfile.open(source) as tf:
+        members = tf.getmembers()
+        prefix = strip_top([m.name for m in members])
+        for member in members:
+            relative = member.name.removeprefix(prefix)
+            if member.isfile() and relative in wanted:
+                found[relative] = tf.extractfile(member).read()
+    return found
+
+
 def identify(source: Path) -> tuple[str | None, str | None]:
     """(JAX release, commit) of a checkout or archive, without laying it out."""
     if source.is_dir():
