@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -227,6 +228,7 @@ def _evaluate(node: ast.expr, names: dict[str, object]) -> object:
     return None
 
 
+@functools.cache  # every --archive asks each XLA tree: its workspace.bzl files are read once
 def xla_archives(xla: Path) -> dict[str, Archive]:
     """Every GitHub or GitLab archive XLA's third_party/**/workspace.bzl declares, by repository name."""
     found = {}
