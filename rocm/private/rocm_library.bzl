@@ -28,8 +28,10 @@ def _opt_flags(ctx):
         return ["-O0", "-g"]
     return []  # fastbuild: host -O0; clang compiles HIP device code at -O3 unless told otherwise
 
-def hip_compile_args(toolchain, targets, compress, compilation_context, copts, src, out):
-    """The clang command line of one HIP compile (without the executable)."""
+def hip_compile_args(toolchain, targets, compress, compilation_context, local_defines, copts, src, out, unit):
+    """The clang command line of one HIP compile (without the executable). `unit` names the
+    compilation unit: the same source compiled by two targets (XLA's 30 hipCUB sort kernels,
+    one per -D) are two units whose device symbols must not meet at link time."""
     args = ["-x", "hip", "-std=c++17", "-fPIC", "-c", src.path, "-o", out.path]
     args += ["--offload-arch=" + t for t in targets]
     if compress:
@@ -49,10 +51,12 @@ def hip_compile_args(toolchain, targets, compress, compilation_context, copts, s
         # clang names a HIP compilation unit (CUID, in device symbol names) by hashing its
         # command line, which may hold the toolkit's absolute path: name it by the source
         # instead, so that device code is the same from any toolkit location.
-        "-cuid=%x" % (hash(src.short_path) & 0xffffffff),
+        "-cuid=%x" % (hash(unit) & 0xffffffff),
     ]
     args += ["-D" + d for d in compilation_context.defines.to_list()]
-    args += ["-D" + d for d in compilation_context.local_defines.to_list()]
+
+    # Not from the merged context: merging drops local_defines (they are not for dependents).
+    args += ["-D" + d for d in local_defines]
     args += ["-iquote" + d for d in compilation_context.quote_includes.to_list()]
     args += ["-I" + d for d in compilation_context.includes.to_list()]
     args += ["-isystem" + d for d in compilation_context.system_includes.to_list()]
@@ -60,8 +64,13 @@ def hip_compile_args(toolchain, targets, compress, compilation_context, copts, s
     return args
 
 def _object_name(ctx, src):
-    # Keep the source's package-relative path so that a/k.hip and b/k.hip do not collide.
+    # Under the target's name (two targets may compile one source), keep the source's
+    # package-relative path so that a/k.hip and b/k.hip do not collide. A source of another
+    # repository has the short path ../REPO/PACKAGE/...: without its ../REPO/ the object would
+    # leave the target's folder, and every target compiling it would write the same file.
     relative = src.short_path
+    if relative.startswith("../"):
+        relative = relative.split("/", 2)[2]
     if ctx.label.package and relative.startswith(ctx.label.package + "/"):
         relative = relative[len(ctx.label.package) + 1:]
     return "_objs/%s/%s.pic.o" % (ctx.label.name, relative.rsplit(".", 1)[0])
@@ -80,7 +89,6 @@ def _rocm_library_impl(ctx):
         # #include "pkg/file.h" from the repository root, as cc_library allows.
         quote_includes = depset([repo_root, ctx.bin_dir.path + ("/" + ctx.label.workspace_root if ctx.label.workspace_root else "")]),
         defines = depset(ctx.attr.defines),
-        local_defines = depset(ctx.attr.local_defines),
         includes = depset([
             (ctx.label.workspace_root + "/" if ctx.label.workspace_root else "") +
             (ctx.label.package + "/" + i if ctx.label.package else i)
@@ -105,7 +113,17 @@ def _rocm_library_impl(ctx):
         out = ctx.actions.declare_file(_object_name(ctx, src))
         ctx.actions.run(
             executable = toolchain.clang,
-            arguments = hip_compile_args(toolchain, targets, compress, compilation_context, copts, src, out),
+            arguments = hip_compile_args(
+                toolchain,
+                targets,
+                compress,
+                compilation_context,
+                ctx.attr.local_defines,
+                copts,
+                src,
+                out,
+                unit = "%s %s" % (ctx.label.name, src.short_path),
+            ),
             # The toolkit's compiler files and the host libc headers are inputs: with a TheRock
             # tarball and --config=manylinux_2_28 the action reads nothing outside its inputs
             # but the OS (tests/bazel/test_hermetic.py).

@@ -108,3 +108,17 @@ def test_host_cpp_and_python_call_the_kernels(in_sandbox):
     assert "2 tests pass" in result.stdout + result.stderr
     # No GPU here: each launch reports hipErrorNoDevice instead of crashing.
     assert (result.stdout + result.stderr).count("jax_rocm_test_scale -> hipError 100 (no /dev/kfd)") == 2
+
+
+def test_one_source_compiled_per_local_define_makes_units_that_link_together(in_sandbox):
+    """XLA compiles cub_sort_kernel_rocm_impl.cu.cc once per type, each rocm_library with its own
+    local_defines (the source #errors without one): each target compiles its own object, with its
+    define, as its own compilation unit, and both link into one shared library."""
+    so = "bazel-bin/tests/rocm/hip/libhip_typed_fill.so"
+    script = (f"bazel build --config=rocm --//rocm:amdgpu_targets=gfx942 //tests/rocm/hip:libhip_typed_fill.so "
+              f"&& python3 tools/fatbin.py --json {so} && nm -D --defined-only {so}")
+    out = in_sandbox("sh", "-c", script).stdout
+    report = json.loads(out[: out.rindex("}") + 1])
+    assert len(report[so]["bundles"]) == 2 and report[so]["targets"] == ["gfx942"]
+    exported = {line.split()[-1] for line in out[out.rindex("}") + 1:].splitlines() if line.strip()}
+    assert {"jax_rocm_test_fill_f32", "jax_rocm_test_fill_s32"} <= exported
