@@ -24,7 +24,8 @@ other projects' code: they never belong in it). What it lays out under --dest:
     DEST/full.bazelrc as `--override_module`, so that full mode loads them offline. With
     bazel_features among them, also its version and globals repositories for --bazel-version:
     Debian's Bazel reports no version, which bazel_features reads as the newest Bazel (its
-    globals then name Bazel 8's `macro`, and protobuf's rules cannot load).
+    globals then name Bazel 8's `macro`, and protobuf's rules cannot load); with rules_python,
+    its tree reads --bazel-version where it reads Bazel's (it takes an empty one for Bazel 9).
 Files absent from a snapshot (large test data) are skipped and counted. A tree already laid
 out at the same commit is kept. DEST/env.sh then sets one variable per tree of the gated tier
 (the pins; the other revisions are listed there to swap in).
@@ -183,6 +184,19 @@ def apply_registry_version(tree: Path, version_dir: Path) -> list[str]:
     return applied
 
 
+def apply_release_layout(tree: Path) -> list[str]:
+    """Makes a module's git tree hold the BUILD files of its release archive, where the tree keeps
+    them beside the development ones as BUILD.release.bazel (rules_kotlin: its git BUILD files load
+    the release packager, which needs rules_pkg; its release archive's do not). Returns the packages changed."""
+    changed = []
+    for release in sorted(tree.rglob("BUILD.release.bazel")):
+        for development in ("BUILD", "BUILD.bazel"):
+            (release.parent / development).unlink(missing_ok=True)
+        release.rename(release.parent / "BUILD.bazel")
+        changed.append(release.parent.relative_to(tree).as_posix() or ".")
+    return changed
+
+
 @dataclasses.dataclass(frozen=True)
 class Archive:
     """An http_archive of XLA's third_party/**/workspace.bzl, as its text declares it."""
@@ -291,6 +305,25 @@ def bazel_features_repositories(tree: Path, bazel_version: str) -> dict[str, str
     }
 
 
+# Files of a module that decide from native.bazel_version, which Debian's Bazel leaves empty
+# (a development build: "the newest Bazel"). rules_python then takes Bazel 7.7 for Bazel 9 and
+# its py_binary asks for a launcher toolchain type Bazel 7 does not have.
+BAZEL_VERSION_READERS = {"rules_python": ("python/private/internal_config_repo.bzl",)}
+
+
+def pin_bazel_version(tree: Path, module: str, bazel_version: str) -> list[str]:
+    """Makes a module's tree read `bazel_version` where it reads native.bazel_version (only in
+    BAZEL_VERSION_READERS' files). Returns the files changed."""
+    changed = []
+    for relative in BAZEL_VERSION_READERS.get(module, ()):
+        path = tree / relative
+        text = path.read_text() if path.is_file() else ""
+        if "native.bazel_version" in text:
+            path.write_text(text.replace("native.bazel_version", repr(bazel_version)))
+            changed.append(relative)
+    return changed
+
+
 # bazel_features' repositories of its version extension (Bazel 7's canonical names).
 BAZEL_FEATURES_REPOSITORIES = {"globals": "bazel_features~~version_extension~bazel_features_globals",
                                "version": "bazel_features~~version_extension~bazel_features_version"}
@@ -390,7 +423,8 @@ def main(argv: list[str] | None = None) -> int:
                              "full-mode ci_build command writes them) to the --module trees of those modules: Bazel "
                              "applies no patch to a module it takes from a local path")
     parser.add_argument("--bazel-version", default="7.7.1",
-                        help="the Bazel that reads bazel_features' repositories (default: %(default)s, Debian's)")
+                        help="the Bazel that reads bazel_features' repositories and rules_python's configuration "
+                             "(default: %(default)s, Debian's)")
     args = parser.parse_args(argv)
     dest = args.dest.expanduser().resolve()
     if dest == CHECKOUT or CHECKOUT in dest.parents:
@@ -439,15 +473,27 @@ def main(argv: list[str] | None = None) -> int:
             tree = lay_out(git_dir(Path(gitdir).expanduser()), rev, dest / "modules", f"{name}-{rev}")
             version_dir = registry_modules / name / (version or rev.removeprefix("v")) if registry_modules else None
             stamp = json.loads((tree.path / STAMP).read_text())
-            if version_dir and version_dir.is_dir() and "registry" not in stamp:
-                stamp["registry"] = apply_registry_version(tree.path, version_dir)
+
+            def record(step: str, result: object, tree: Tree = tree, stamp: dict = stamp) -> None:
+                stamp[step] = result  # a tree is changed once: the stamp says which steps were done
                 (tree.path / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
+
+            if "release_layout" not in stamp:
+                record("release_layout", apply_release_layout(tree.path))
+                if stamp["release_layout"]:
+                    print(f"real_trees: {tree.name}: the release archive's BUILD files in {len(stamp['release_layout'])} "
+                          "package(s)", file=sys.stderr)
+            if version_dir and version_dir.is_dir() and "registry" not in stamp:
+                record("registry", apply_registry_version(tree.path, version_dir))
                 print(f"real_trees: {tree.name}: as the registry's {name} {version_dir.name}: {', '.join(stamp['registry'])}",
+                      file=sys.stderr)
+            if name in BAZEL_VERSION_READERS and "bazel_version" not in stamp:
+                record("bazel_version", pin_bazel_version(tree.path, name, args.bazel_version))
+                print(f"real_trees: {tree.name}: reads Bazel {args.bazel_version} in {', '.join(stamp['bazel_version'])}",
                       file=sys.stderr)
             if jax_patches.get(name) and "jax_patches" not in stamp:
                 apply_patch(tree.path, jax_patches[name], f"JAX's patch of {name}")
-                stamp["jax_patches"] = hashlib.sha256(jax_patches[name]).hexdigest()
-                (tree.path / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
+                record("jax_patches", hashlib.sha256(jax_patches[name]).hexdigest())
                 print(f"real_trees: {tree.name}: JAX's patches of {name} applied", file=sys.stderr)
             modules[name] = tree.path
         for spec in args.module_dir:

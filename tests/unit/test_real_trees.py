@@ -171,3 +171,27 @@ def test_a_module_tree_is_made_what_the_registry_makes_of_its_version(tmp_path):
     assert '"1.3.2"' in (tree / "zlib.h").read_text() and '"1.3.2"' in (tree / "MODULE.bazel").read_text()
     with pytest.raises(real_trees.TreeError, match="does not apply"):
         real_trees.apply_registry_version(tree, version)  # already applied: the patch no longer fits
+
+
+def test_a_tree_keeping_its_release_build_files_beside_gets_the_release_ones(tmp_path):
+    (tmp_path / "kotlin" / "internal").mkdir(parents=True)
+    (tmp_path / "kotlin" / "internal" / "BUILD").write_text('load("//release:packager.bzl", "release_archive")\n')
+    (tmp_path / "kotlin" / "internal" / "BUILD.release.bazel").write_text("toolchain(name = 't')\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "BUILD").write_text("# no release file: kept\n")
+    (tmp_path / "BUILD.release.bazel").write_text("exports_files([])\n")
+    assert real_trees.apply_release_layout(tmp_path) == [".", "kotlin/internal"]
+    assert (tmp_path / "kotlin" / "internal" / "BUILD.bazel").read_text() == "toolchain(name = 't')\n"
+    assert not (tmp_path / "kotlin" / "internal" / "BUILD").exists()
+    assert (tmp_path / "docs" / "BUILD").read_text() == "# no release file: kept\n"
+    assert real_trees.apply_release_layout(tmp_path) == []
+
+
+def test_rules_python_reads_the_bazel_given_where_it_reads_bazels_own(tmp_path):
+    config = tmp_path / "python" / "private" / "internal_config_repo.bzl"
+    config.parent.mkdir(parents=True)
+    config.write_text("    if native.bazel_version:\n        parts = native.bazel_version.split('.')\n")
+    assert real_trees.pin_bazel_version(tmp_path, "rules_python", "7.7.1") == ["python/private/internal_config_repo.bzl"]
+    assert config.read_text() == "    if '7.7.1':\n        parts = '7.7.1'.split('.')\n"
+    assert real_trees.pin_bazel_version(tmp_path, "rules_python", "7.7.1") == []
+    assert real_trees.pin_bazel_version(tmp_path, "abseil-cpp", "7.7.1") == []
