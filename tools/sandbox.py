@@ -249,8 +249,8 @@ def parser() -> argparse.ArgumentParser:
     e = sub.add_parser("ensure", help="create or update the root (a no-op when up to date)")
     e.add_argument("--rocm", choices=sorted(PROFILES), default=DEFAULT_PROFILE,
                    help="minimal: hipcc, HIP runtime and headers, rocm-core, device libs; "
-                        "full: also rocBLAS, hipBLAS(Lt), hipSOLVER, hipSPARSE, hipFFT, hipRAND, RCCL, MIOpen, rocPRIM, hipCUB, rocminfo "
-                        "(default: %(default)s; a full root satisfies minimal)")
+                        "full: also rocBLAS, hipBLAS(Lt), hipSOLVER, hipSPARSE, hipFFT, hipRAND, RCCL, MIOpen, rocPRIM, hipCUB, "
+                        "ROCm SMI, rocminfo, and hwloc (default: %(default)s; a full root satisfies minimal)")
     e.set_defaults(fn=cmd_ensure)
     r = sub.add_parser("run", help="run a command inside the root (ensures it first if there is none)")
     r.add_argument("--rocm", choices=sorted(PROFILES), default=None, help="ensure this profile first")

@@ -115,9 +115,20 @@ WHEEL_TOOLS = Layer(
     packages=("python3-packaging", "python3-pyelftools"),
     probes=("usr/lib/python3/dist-packages/packaging/version.py", "usr/lib/python3/dist-packages/elftools/elf/elffile.py"),
 )
+# What XLA's ROCm runtime needs beyond JAX's kernels (full mode): ROCm SMI for the GPU
+# topology helpers of xla/stream_executor/rocm, and hwloc, which XLA takes from the system
+# offline (TF_SYSTEM_LIBS; its release archive cannot be rebuilt from git). rocprofiler-sdk,
+# which XLA's tracer needs, is in no Debian suite: the tracer compiles only against a
+# toolkit that has it.
+XLA_RUNTIME_DEPS = Layer(
+    name="xla-runtime-deps",
+    target_release="experimental",
+    packages=("librocm-smi-dev", "libhwloc-dev"),
+    probes=("usr/include/rocm_smi/rocm_smi.h", "usr/include/hwloc.h"),
+)
 PROFILES: dict[str, tuple[Layer, ...]] = {
     "minimal": (BASE, ROCM_MINIMAL),
-    "full": (BASE, ROCM_MINIMAL, ROCM_FULL, JAX_KERNEL_DEPS, ROCM_SOLVER, WHEEL_TOOLS),
+    "full": (BASE, ROCM_MINIMAL, ROCM_FULL, JAX_KERNEL_DEPS, ROCM_SOLVER, WHEEL_TOOLS, XLA_RUNTIME_DEPS),
 }
 DEFAULT_PROFILE = "minimal"
 # Free space an `ensure` needs before it starts (measured roots: 3.0 and 9.3 GB,
