@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CHECKOUT, require_jax_tree, sandbox
+from tools import fatbin, full_closure
 
 pytestmark = pytest.mark.bazel
 
@@ -199,3 +200,99 @@ def test_the_rocm_platforms_whole_graph_loads_but_llvm(full_bazel):
     assert not not_llvm, "\n".join(not_llvm[:20])
     assert "@xla//xla/stream_executor/rocm:rocm_platform" in listed and len(packages) > 100, (len(packages), result.stderr[-2000:])
     print(f"rocm_platform's closure: {len(listed)} targets in {len(packages)} packages load; not loaded: {sorted(failed)}")
+
+
+# The plugin's graph and _triton's: what full mode builds of XLA.
+PLUGIN_GRAPH = "deps(//:xla_rocm_plugin + //jaxlib/rocm:_triton)"
+# Of the LLVM-free closure, what is XLA's, TSL's and JAX's (their dependencies build with them);
+# tagged no_oss: what XLA's open-source build leaves out (Windows' sources of TSL, ...);
+# cuda-only: the other platform's branch of a select().
+CLOSURE_REPOSITORIES = ("@xla", "@tsl", "//jaxlib", "@jax_rocm_build")
+NOT_FOR_THIS_BUILD = frozenset({"no_oss", "cuda-only"})
+# Why a rule of the closure may fail here, each named: the toolkit lacks rocprofiler-sdk (no
+# Debian package; the TheRock fixture is made from Debian's), rules_python's hermetic Python is
+# a download, and CUDA code a select() reaches only on CUDA builds (a query lists every branch).
+EXPLAINED_FAILURE = re.compile(r"local_config_rocm//rocm:rocprofiler_sdk$|//external:rules_python~~python~python_3_|"
+                               r"//xla/stream_executor/cuda:|//xla/tsl/cuda:")
+# Every type of XLA's hipCUB sort (xla/stream_executor/rocm/BUILD, get_cub_sort_kernel_types()).
+CUB_SORT_TYPES = ("bf16 f16 f32 f32_b16 f32_b32 f32_b64 f64 s16 s32 s32_b16 s32_b32 s32_b64 s64 s8 u16 u16_b16 u16_b32 "
+                  "u16_b64 u32 u32_b16 u32_b32 u32_b64 u64 u64_b16 u64_b32 u64_b64 u8 u8_b16 u8_b32 u8_b64").split()
+# A TheRock-layout toolkit of what XLA's ROCm code includes and links, made from the root's ROCm
+# (headers copied, libraries as interface stubs: same soname, same exported names).
+XLA_TOOLKIT_TARBALL = r"""
+set -e
+d=$(mktemp -d); r=$d/install
+mkdir -p $r/include $r/lib/llvm/bin $r/lib/llvm/amdgcn $r/share/therock $r/share/hip
+for h in hip hsa rocm-core rocprim hipcub rocm_smi rccl rocblas hipblas hipblas-common hipblaslt miopen hipfft \
+         hipsolver hipsparse hiprand rocrand rocsolver rocsparse roctracer hipblaslt-version.h; do
+  [ -e /usr/include/$h ] && cp -a /usr/include/$h $r/include/
+done
+rm -f $r/include/hsa/hsa
+cp -a /usr/lib/x86_64-linux-gnu/libamdhip64.so* $r/lib/
+cp /usr/share/hip/version $r/share/hip/
+stub() {
+  real=$(readlink -f /usr/lib/x86_64-linux-gnu/lib$1.so)
+  soname=$(objdump -p "$real" | awk '/SONAME/ {print $2}')
+  nm -D --defined-only --format=posix "$real" | awk '{sub(/@.*/, "", $1)} $1 ~ /^[A-Za-z_][A-Za-z0-9_]*$/ {
+      if ($2 ~ /^[TtWi]$/) print "void " $1 "(void) {}"; else print "char " $1 "[1];" }' | sort -u > $d/$1.c
+  gcc -shared -fPIC -w -o $r/lib/$soname -Wl,-soname,$soname $d/$1.c
+  ln -s $soname $r/lib/lib$1.so
+}
+for lib in hsa-runtime64 rocblas hipblas hipblaslt MIOpen rccl hipfft hipsolver hipsparse hiprand rocrand rocsolver \
+           rocsparse roctracer64 rocm_smi64; do
+  [ -e /usr/lib/x86_64-linux-gnu/lib$lib.so ] && stub $lib
+done
+cp -a /usr/lib/llvm-22/lib/clang/22/amdgcn/bitcode $r/lib/llvm/amdgcn/
+printf '#!/bin/sh\nexec /usr/lib/llvm-22/bin/clang "$@"\n' > $r/lib/llvm/bin/clang; chmod +x $r/lib/llvm/bin/clang
+echo '{"the_rock_commit": "test-fixture", "rocm_version": "7.2.4", "rocm_package_version": "7.2.4a20261126"}' \
+  > $r/share/therock/therock_manifest.json
+echo '{"dist_amdgpu_targets": "gfx942"}' > $r/share/therock/dist_info.json
+tar -C $d -czf "$1" install
+rm -rf $d
+"""
+
+
+@pytest.mark.parametrize("toolkit", ["debian", "therock"])
+def test_the_llvm_free_closure_of_the_plugin_compiles(full_bazel, toolkit, tmp_path):
+    """Every rule of the plugin's and _triton's graph that depends on nothing Bazel cannot load
+    here (LLVM, MLIR, ...) is built, with Debian's ROCm and with a TheRock tarball: XLA's and
+    TSL's C++, XLA's HIP kernels through our rocm_library (fat binaries of the requested
+    targets), and what they need. What fails must be for a reason named below, each counted."""
+    if not os.environ.get("JAX_ROCM_TEST_FULL_BAZELRC"):
+        pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tools/real_trees.py --module")
+    flags = ["--config=rocm", SYSTEM_HWLOC]
+    if toolkit == "therock":
+        tarball = tmp_path / "therock-dist-linux-gfx94X-dcgpu-7.2.4a20261126.tar.gz"
+        (tmp_path / "make.sh").write_text(XLA_TOOLKIT_TARBALL)
+        sandbox("run", "--", "sh", str(tmp_path / "make.sh"), str(tarball))
+        flags += [f"--repo_env=THEROCK_URL=file://{tarball}",
+                  f"--repo_env=THEROCK_SHA256={hashlib.sha256(tarball.read_bytes()).hexdigest()}"]
+    targets = ("gfx942",) if toolkit == "therock" else ("gfx942", "gfx90a")
+    graph = full_closure.Graph.from_xml(full_bazel("query", "--keep_going", *flags, "--output=xml", PLUGIN_GRAPH,
+                                                   check=False).stdout)
+    closure = full_closure.closure(graph)
+    wanted = graph.select(closure.free, CLOSURE_REPOSITORIES, NOT_FOR_THIS_BUILD)
+    (tmp_path / "closure.txt").write_text("\n".join(wanted) + "\n")
+    events = tmp_path / "events.json"
+    full_bazel("build", "--keep_going", *flags, f"--@jax_rocm_build//rocm:amdgpu_targets={','.join(targets)}",
+               f"--target_pattern_file={tmp_path / 'closure.txt'}", f"--build_event_json_file={events}", check=False)
+    outcome = full_closure.build_outcome(full_closure.read_events(events))
+    print(f"{toolkit}: " + "\n".join(full_closure.report(graph, outcome)))
+    built = {label.split("//", 1)[1] for label in outcome.built}
+    kernels = {f"xla/stream_executor/rocm:cub_sort_kernel_rocm_type_{t}" for t in CUB_SORT_TYPES}
+    assert kernels <= built, sorted(kernels - built)
+    assert {"xla/stream_executor/rocm:cub_scan_kernel_rocm_impl", "xla/stream_executor/rocm:collective_signal_rocm",
+            "xla/stream_executor/rocm:rocm_status", "xla/stream_executor/rocm:rocm_version_parser"} <= built
+    unexplained = {label: cause for label, cause in outcome.failed.items() if not EXPLAINED_FAILURE.search(cause)}
+    assert not unexplained, unexplained
+    # Each kernel's archive holds its own object, with device code for every requested target.
+    unpacked = tmp_path / "objects"
+    for kernel in ("f32", "u8_b64"):
+        outputs = full_bazel("cquery", *flags, f"--@jax_rocm_build//rocm:amdgpu_targets={','.join(targets)}", "--output=files",
+                             f"@xla//xla/stream_executor/rocm:cub_sort_kernel_rocm_type_{kernel}").stdout.split()
+        (unpacked / kernel).mkdir(parents=True)
+        subprocess.run(["ar", "x", str(FULL / outputs[0])], cwd=unpacked / kernel, check=True)
+        objects = list((unpacked / kernel).glob("*.o"))
+        assert len(objects) == 1 and fatbin.targets(fatbin.read(objects[0])) == sorted(targets), (kernel, outputs)
+    first, second = (next((unpacked / k).glob("*.o")).read_bytes() for k in ("f32", "u8_b64"))
+    assert first != second, "two types of one source compiled to the same object: the -D was lost"
