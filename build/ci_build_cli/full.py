@@ -119,12 +119,16 @@ def jax_patch_plan(module_bazel: str) -> dict[str, list[str]]:
     return plan
 
 
-def jax_patches(source: Path) -> dict[str, bytes]:
-    """Module -> JAX's patches of it, concatenated in JAX's order (b"" when JAX has none)."""
+def jax_module_file(source: Path) -> str:
     module = source_tree.read_files(source, ["MODULE.bazel"]).get("MODULE.bazel")
     if module is None:
         raise JaxPatchError(f"{source} has no MODULE.bazel: not a JAX tree of the Bazel module era")
-    plan = jax_patch_plan(module.decode())
+    return module.decode()
+
+
+def jax_patches(source: Path) -> dict[str, bytes]:
+    """Module -> JAX's patches of it, concatenated in JAX's order (b"" when JAX has none)."""
+    plan = jax_patch_plan(jax_module_file(source))
     files = source_tree.read_files(source, [f for patches in plan.values() for f in patches])
     missing = [f for patches in plan.values() for f in patches if f not in files]
     if missing:
@@ -229,20 +233,47 @@ def registry_module_file(registry: str | None, name: str, version: str) -> str:
         raise JaxPatchError(f"cannot read {url} ({e}); offline, pass --registry=DIR (a checkout of the registry)") from None
 
 
+# What full/MODULE.bazel include()s: JAX's versions of the modules it patches (they move with
+# JAX: 0.10.2 takes abseil 20260107.1, 0.11.0 20260526.0, which XLA main needs), and the patches.
+JAX_OVERRIDES = "jax_overrides.MODULE.bazel"
+
+
+def overrides_file(versions: dict[str, str], patched: set[str], source: str) -> str:
+    lines = [f"# Written by build/ci_build from the MODULE.bazel of {source}: the versions JAX takes of the",
+             "# modules it patches, and its patches (jax_patches/*.patch). Included by full/MODULE.bazel."]
+    for name in PATCHED_MODULES:
+        if name not in versions:
+            raise JaxPatchError(f"JAX's MODULE.bazel has no single_version_override of {name} with a version; "
+                                "full mode takes that module's version from it")
+        patches = f'["//jax_patches:{name}.patch"]' if name in patched else "[]"
+        lines += ["", "single_version_override(", f'    module_name = "{name}",', "    patch_strip = 1,",
+                  f"    patches = {patches},", f'    version = "{versions[name]}",', ")"]
+    return "\n".join(lines) + "\n"
+
+
 def write_jax_patches(source: Path, folder: Path = JAX_PATCHES, registry: str | None = None,
                       rebase: bool = True) -> dict[str, int]:
     """Writes full/jax_patches/<module>.patch from JAX's source, each MODULE.bazel part re-anchored
-    on the registry's file (rebase); module -> bytes written."""
+    on the registry's file (rebase), and the overrides naming them at JAX's versions; module ->
+    bytes of its patch."""
     written = {}
     folder.mkdir(parents=True, exist_ok=True)
-    versions = overridden_versions((FULL / "MODULE.bazel").read_text())
+    versions = overridden_versions(jax_module_file(source))
+    outputs = {}
     for name, text in jax_patches(source).items():
         if rebase and b"+++ b/MODULE.bazel" in text:
             text = rebased_module_file(text.decode(), registry_module_file(registry, name, versions[name])).encode()
-        path = folder / f"{name}.patch"
+        if text:
+            outputs[f"{name}.patch"] = text
+        written[name] = len(text)
+    outputs[JAX_OVERRIDES] = overrides_file(versions, {n for n, size in written.items() if size}, source.name).encode()
+    for stale in folder.glob("*.patch"):
+        if stale.name not in outputs:
+            stale.unlink()
+    for name, text in outputs.items():
+        path = folder / name
         if not path.is_file() or path.read_bytes() != text:  # unchanged: no new repository key
             path.write_bytes(text)
-        written[name] = len(text)
     return written
 
 

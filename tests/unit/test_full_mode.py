@@ -53,6 +53,8 @@ single_version_override(
     version = "32.1",
 )
 single_version_override(module_name = "rules_cc", patches = ["//x:y.patch"], patch_strip = 3)
+single_version_override(module_name = "abseil-cpp", version = "20260526.0")
+single_version_override(module_name = "rules_python", version = "1.8.5")
 '''
 
 
@@ -71,9 +73,16 @@ def test_jax_patches_are_taken_in_jaxs_order_for_the_modules_full_mode_overrides
     assert plan == {"abseil-cpp": [], "grpc": ["third_party/grpc/grpc.patch"], "rules_python": [],
                     "protobuf": ["third_party/protobuf/a.patch", "third_party/protobuf/b.patch"]}, "rules_cc is not ours to patch"
     tree = write_jax_tree(tmp_path / "jax")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "abseil-cpp.patch").write_text("from an earlier JAX\n")
     written = full.write_jax_patches(tree, tmp_path / "out")
     assert written == {"abseil-cpp": 0, "grpc": 16, "protobuf": 4, "rules_python": 0}
     assert (tmp_path / "out" / "protobuf.patch").read_text() == "A\nB\n"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["grpc.patch", "jax_overrides.MODULE.bazel", "protobuf.patch"]
+    overrides = (tmp_path / "out" / "jax_overrides.MODULE.bazel").read_text()
+    assert 'module_name = "abseil-cpp",\n    patch_strip = 1,\n    patches = [],\n    version = "20260526.0",' in overrides
+    assert 'module_name = "grpc",\n    patch_strip = 1,\n    patches = ["//jax_patches:grpc.patch"],\n    version = "1.78.0",' \
+        in overrides
     archive = tmp_path / "jax-v0.10.2.tar.gz"
     subprocess.run(["tar", "czf", str(archive), "-C", str(tmp_path), "jax"], check=True)
     assert full.jax_patches(archive) == full.jax_patches(tree), "an archive of the tree gives the same patches"
@@ -92,14 +101,16 @@ def test_jax_patches_that_full_mode_cannot_apply_as_jax_does_are_refused(tmp_pat
         full.jax_patches(tmp_path)
 
 
-def test_full_module_takes_every_patched_module_from_jax_patches():
-    """full/MODULE.bazel applies jax_patches/<module>.patch to each module full.py writes one for."""
+def test_full_module_takes_the_patched_modules_versions_and_patches_from_jax():
+    """full/MODULE.bazel includes what write_jax_patches writes, and overrides none of them itself:
+    their versions move with JAX (abseil 20260107.1 in 0.10.2, 20260526.0 in 0.11.0)."""
     from ci_build_cli import full
 
     text = (CHECKOUT / "full" / "MODULE.bazel").read_text()
-    for name in full.PATCHED_MODULES:
-        block = re.search(r'single_version_override\(\s*module_name = "%s",(.*?)\)' % re.escape(name), text, re.S)
-        assert block and f'"//jax_patches:{name}.patch"' in block.group(1) and "patch_strip = 1" in block.group(1), name
+    assert f'include("//jax_patches:{full.JAX_OVERRIDES}")' in text
+    assert not full.overridden_versions(text).keys() & set(full.PATCHED_MODULES)
+    with pytest.raises(full.JaxPatchError, match="no single_version_override of abseil-cpp with a version"):
+        full.overrides_file({"grpc": "1.78.0"}, set(), "jax")
 
 
 def test_jaxs_module_file_hunks_are_re_anchored_on_the_registrys_file():
@@ -116,7 +127,7 @@ def test_jaxs_module_file_hunks_are_re_anchored_on_the_registrys_file():
     assert "@@ -8,7 +8,7 @@\n line 8\n line 9\n line 10\n-line 11\n+line eleven\n line 12\n" in rebased
     with pytest.raises(full.JaxPatchError, match="does not apply to the registry's"):
         full.rebased_module_file(jax.replace("line 10\n-line 11", "line 10\n-line 99"), registry)
-    assert full.overridden_versions((CHECKOUT / "full" / "MODULE.bazel").read_text())["grpc"] == "1.78.0"
+    assert full.overridden_versions(JAX_MODULE)["grpc"] == "1.78.0"
 
 
 def test_full_modes_bazel_keeps_its_jni_folder_in_the_runs_tmpfs():
