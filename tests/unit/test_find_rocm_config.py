@@ -131,6 +131,9 @@ def test_multiarch_layout(tmp_path):
     assert config.missing_libraries["miopen"] == "libmiopen-dev"
     assert config.missing_libraries["rocsolver"] == "librocsolver-dev", "a runtime without its -dev headers"
     assert "hip" not in config.missing_libraries and "rocblas" not in config.missing_libraries
+    # ... and its header's path is watched: installing the package refreshes the repository.
+    assert str(Path(config.rocm_toolkit_path) / "include" / "miopen" / "miopen.h") in config.awaited_headers
+    assert len(config.awaited_headers) == len(config.missing_libraries)
     assert set(finder.DEBIAN_DEV_PACKAGES) == {spec.name for spec in finder.LIBRARIES}
 
 

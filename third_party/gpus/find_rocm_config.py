@@ -343,6 +343,9 @@ class RocmConfig:
     therock: dict | None
     libraries: dict[str, Library]
     missing_libraries: dict[str, str]  # name -> Debian/Ubuntu package with its headers
+    # Where a missing library's header would appear once installed: the repository rule watches
+    # them, so installing the package refreshes @local_config_rocm.
+    awaited_headers: list[str]
     warnings: list[str]
 
     def to_json(self) -> str:
@@ -633,6 +636,7 @@ def find_rocm_config(root: Path) -> RocmConfig:
     assert parsed is not None  # rocm_release only returns parseable versions
     clang, clang_ver, targets = find_clang(layout)
     hipcc = next((p for p in layout.hipcc_candidates if os.access(p, os.X_OK)), None)
+    missing = missing_libraries(libraries)
     return RocmConfig(
         rocm_toolkit_path=str(root),
         layout=layout.name,
@@ -648,7 +652,8 @@ def find_rocm_config(root: Path) -> RocmConfig:
         amdgpu_targets_supported=targets,
         therock=therock,
         libraries=libraries,
-        missing_libraries=missing_libraries(libraries),
+        missing_libraries=missing,
+        awaited_headers=[str(layout.include_dir / spec.header) for spec in LIBRARIES if spec.name in missing],
         warnings=warnings,
     )
 

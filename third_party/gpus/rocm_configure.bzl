@@ -361,11 +361,14 @@ def _rocm_configure_impl(rctx):
         # buildifier: disable=print
         print("rocm_configure: %s; change them with --//rocm:amdgpu_targets=... or TF_ROCM_AMDGPU_TARGETS" % config["amdgpu_targets_note"])
 
-    # Re-run when the toolkit's own version files change (an upgrade in place).
+    # Re-run when the toolkit's own version files change (an upgrade in place), and when a
+    # library it lacks is installed (its header appears where the finder looked).
     if hasattr(rctx, "watch"):
         for watched in (config["rocm_version_source"].split(" (")[0], config["libraries"]["hip"]["version_source"]):
             if watched and rctx.path(watched).exists:
                 rctx.watch(watched)
+        for awaited in config["awaited_headers"]:
+            rctx.watch(awaited)
 
     stanzas = []
     missing = []
