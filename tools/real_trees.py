@@ -461,6 +461,9 @@ def main(argv: list[str] | None = None) -> int:
         modules: dict[str, Path] = {}
         features = None
         registry_modules = (dest / "registry" / "modules") if (dest / "registry" / "modules").is_dir() else None
+        if args.module and registry_modules is None:
+            print(f"real_trees: warning: no registry in {dest} (--registry-git): the --module trees stay as their tags "
+                  "are, without the registry's MODULE.bazel, overlay and patches", file=sys.stderr)
         jax_patches = {p.stem: p.read_bytes() for p in JAX_PATCHES.glob("*.patch")} if args.jax_patches else {}
         if args.jax_patches and not jax_patches:
             raise TreeError(f"--jax-patches: {JAX_PATCHES} holds no patch yet; a full-mode command writes them, e.g. "

@@ -61,7 +61,9 @@ def full_bazel(sandbox_root):
     # Modules of the graph from local trees (tools/real_trees.py --module), when laid out.
     full_rc = os.environ.get("JAX_ROCM_TEST_FULL_BAZELRC")
     if full_rc:
-        binds += [str(Path(full_rc).parent)]
+        # Its folder, and any tree it names elsewhere (--module-dir: e.g. a shared grpc stand-in).
+        named = re.findall(r"^common --override_(?:module|repository)=[^=\s]+=(/\S+)$", Path(full_rc).read_text(), re.M)
+        binds += [str(Path(full_rc).parent)] + sorted({p for p in named if Path(full_rc).parent not in Path(p).parents})
 
     def run(command: str, *args: str, check: bool = True, bind: tuple[str, ...] = ()):
         startup = ["/usr/bin/bazel", "--nosystem_rc", "--bazelrc=debian.bazelrc", *([f"--bazelrc={full_rc}"] if full_rc else []),
