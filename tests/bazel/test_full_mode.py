@@ -254,6 +254,7 @@ rm -rf $d
 """
 
 
+@pytest.mark.timeout(5400)  # cold, on 2 cores: over 30 minutes (800 of XLA's and TSL's rules, and protoc)
 @pytest.mark.parametrize("toolkit", ["debian", "therock"])
 def test_the_llvm_free_closure_of_the_plugin_compiles(full_bazel, toolkit, tmp_path):
     """Every rule of the plugin's and _triton's graph that depends on nothing Bazel cannot load
