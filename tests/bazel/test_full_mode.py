@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.bazel.test_therock_release import HIP_AND_COMPILER, STUB_LIBRARY
 from tests.conftest import CHECKOUT, require_jax_tree, sandbox
 from tools import fatbin, full_closure
 
@@ -224,28 +225,17 @@ CUB_SORT_TYPES = ("bf16 f16 f32 f32_b16 f32_b32 f32_b64 f64 s16 s32 s32_b16 s32_
 XLA_TOOLKIT_TARBALL = r"""
 set -e
 d=$(mktemp -d); r=$d/install
-mkdir -p $r/include $r/lib/llvm/bin $r/lib/llvm/amdgcn $r/share/therock $r/share/hip
+mkdir -p $r/include $r/lib/llvm/bin $r/lib/llvm/amdgcn $r/share/therock
 for h in hip hsa rocm-core rocprim hipcub rocm_smi rccl rocblas hipblas hipblas-common hipblaslt miopen hipfft \
          hipsolver hipsparse hiprand rocrand rocsolver rocsparse roctracer hipblaslt-version.h; do
   [ -e /usr/include/$h ] && cp -a /usr/include/$h $r/include/
 done
 rm -f $r/include/hsa/hsa
-cp -a /usr/lib/x86_64-linux-gnu/libamdhip64.so* $r/lib/
-cp /usr/share/hip/version $r/share/hip/
-stub() {
-  real=$(readlink -f /usr/lib/x86_64-linux-gnu/lib$1.so)
-  soname=$(objdump -p "$real" | awk '/SONAME/ {print $2}')
-  nm -D --defined-only --format=posix "$real" | awk '{sub(/@.*/, "", $1)} $1 ~ /^[A-Za-z_][A-Za-z0-9_]*$/ {
-      if ($2 ~ /^[TtWi]$/) print "void " $1 "(void) {}"; else print "char " $1 "[1];" }' | sort -u > $d/$1.c
-  gcc -shared -fPIC -w -o $r/lib/$soname -Wl,-soname,$soname $d/$1.c
-  ln -s $soname $r/lib/lib$1.so
-}
+""" + HIP_AND_COMPILER + STUB_LIBRARY + r"""
 for lib in hsa-runtime64 rocblas hipblas hipblaslt MIOpen rccl hipfft hipsolver hipsparse hiprand rocrand rocsolver \
            rocsparse roctracer64 rocm_smi64; do
   [ -e /usr/lib/x86_64-linux-gnu/lib$lib.so ] && stub $lib
 done
-cp -a /usr/lib/llvm-22/lib/clang/22/amdgcn/bitcode $r/lib/llvm/amdgcn/
-printf '#!/bin/sh\nexec /usr/lib/llvm-22/bin/clang "$@"\n' > $r/lib/llvm/bin/clang; chmod +x $r/lib/llvm/bin/clang
 echo '{"the_rock_commit": "test-fixture", "rocm_version": "7.2.4", "rocm_package_version": "7.2.4a20261126"}' \
   > $r/share/therock/therock_manifest.json
 echo '{"dist_amdgpu_targets": "gfx942"}' > $r/share/therock/dist_info.json
