@@ -126,9 +126,10 @@ def jax_module_file(source: Path) -> str:
     return module.decode()
 
 
-def jax_patches(source: Path) -> dict[str, bytes]:
-    """Module -> JAX's patches of it, concatenated in JAX's order (b"" when JAX has none)."""
-    plan = jax_patch_plan(jax_module_file(source))
+def jax_patches(source: Path, module_file: str | None = None) -> dict[str, bytes]:
+    """Module -> JAX's patches of it, concatenated in JAX's order (b"" when JAX has none);
+    `module_file`: the source's MODULE.bazel when the caller has read it already."""
+    plan = jax_patch_plan(module_file if module_file is not None else jax_module_file(source))
     files = source_tree.read_files(source, [f for patches in plan.values() for f in patches])
     missing = [f for patches in plan.values() for f in patches if f not in files]
     if missing:
@@ -258,9 +259,10 @@ def write_jax_patches(source: Path, folder: Path = JAX_PATCHES, registry: str | 
     bytes of its patch."""
     written = {}
     folder.mkdir(parents=True, exist_ok=True)
-    versions = overridden_versions(jax_module_file(source))
+    module_file = jax_module_file(source)  # an archive: read once, for the versions and the patches
+    versions = overridden_versions(module_file)
     outputs = {}
-    for name, text in jax_patches(source).items():
+    for name, text in jax_patches(source, module_file).items():
         if rebase and b"+++ b/MODULE.bazel" in text:
             text = rebased_module_file(text.decode(), registry_module_file(registry, name, versions[name])).encode()
         if text:
