@@ -63,9 +63,10 @@ class Closure:
 
     def path_to_unloaded(self, graph: Graph, label: str) -> list[str]:
         """One chain of inputs from `label` to a label that did not load ([] if it is free)."""
-        free, chain, seen = set(self.free), [label], {label}
+        cut, chain, seen = set(self.rules) - set(self.free), [label], {label}
         while chain[-1] in graph.kinds:
-            step = next((i for i in graph.inputs.get(chain[-1], ()) if i not in free and i not in seen), None)
+            # Onwards through a rule that is cut itself, or to a label that did not load.
+            step = next((i for i in graph.inputs.get(chain[-1], ()) if (i in cut or i not in graph.kinds) and i not in seen), None)
             if step is None:
                 return []
             chain.append(step)
@@ -80,10 +81,10 @@ def package_of(label: str) -> str:
 def closure(graph: Graph) -> Closure:
     cut: dict[str, bool] = {}
     for start in graph.kinds:  # iterative depth-first search: graphs are deep
-        stack = [(start, iter(graph.inputs.get(start, ())))]
         if start in cut:
             continue
         cut[start] = False
+        stack = [(start, iter(graph.inputs.get(start, ())))]
         while stack:
             node, children = stack[-1]
             child = next(children, None)
@@ -143,6 +144,10 @@ def report(graph: Graph, outcome: Outcome) -> list[str]:
     lines += [f"  failed because of {cause}: {count}" for cause, count in causes.most_common()]
     lines.append("what did not load, by package (rules naming it directly):")
     lines += [f"  {package}: {count}" for package, count in found.cut_by.items()]
+    named = {i for inputs in graph.inputs.values() for i in inputs}
+    chains = [found.path_to_unloaded(graph, root) for root in found.rules if root not in named]
+    lines.append("how each top-level target reaches it (one chain each):")
+    lines += [f"  {' -> '.join(chain)}" for chain in chains if chain]
     return lines
 
 

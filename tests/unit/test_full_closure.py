@@ -70,4 +70,6 @@ def test_each_requested_targets_result_and_the_first_cause_of_a_failure_are_read
     assert outcome.failed == {"@@xla~//p:windows": "@@xla~//p:windows", "@@xla~//p:tracer": "@@rocm//rocm:rocprofiler_sdk",
                               "@@xla~//p:headers": "Error downloading python"}
     graph = full_closure.Graph.from_xml(QUERY)
-    assert full_closure.report(graph, outcome)[1] == "built: 1 of the 4 requested; failed: 3"
+    lines = full_closure.report(graph, outcome)
+    assert lines[1] == "built: 1 of the 4 requested; failed: 3"
+    assert lines[-1] == "  //p:plugin -> //p:compiler -> //p:ir -> @llvm-project//mlir:IR"
