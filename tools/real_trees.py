@@ -26,6 +26,10 @@ other projects' code: they never belong in it). What it lays out under --dest:
     Debian's Bazel reports no version, which bazel_features reads as the newest Bazel (its
     globals then name Bazel 8's `macro`, and protobuf's rules cannot load); with rules_python,
     its tree reads --bazel-version where it reads Bazel's (it takes an empty one for Bazel 9).
+  * XLA's third-party archives (--archive NAME=GIT): rebuilt byte for byte into DEST/distdir
+    where git can (commit and tag tarballs); otherwise (GitHub's zips, release assets) laid out
+    under DEST/archives as the repository XLA's rule makes of them (its patches, BUILD file and
+    linked files applied) and named in DEST/full.bazelrc with --override_repository.
 Files absent from a snapshot (large test data) are skipped and counted. A tree already laid
 out at the same commit is kept. DEST/env.sh then sets one variable per tree of the gated tier
 (the pins; the other revisions are listed there to swap in).
@@ -206,6 +210,11 @@ class Archive:
     strip_prefix: str
     sha256: str
     declared_in: str
+    # What the repository rule makes of the archive, as labels of XLA's tree: patches applied
+    # in order (-p1), the BUILD file it puts at the root, and other files it links in.
+    patches: tuple[str, ...] = ()
+    build_file: str = ""
+    link_files: tuple[tuple[str, str], ...] = ()  # (label, path in the repository)
 
     @property
     def rev(self) -> str:
@@ -224,6 +233,8 @@ def _evaluate(node: ast.expr, names: dict[str, object]) -> object:
         return names.get(node.id)
     if isinstance(node, ast.List):
         return [_evaluate(e, names) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        return {_evaluate(k, names): _evaluate(v, names) for k, v in zip(node.keys, node.values)}
     if isinstance(node, ast.BinOp):
         left, right = _evaluate(node.left, names), _evaluate(node.right, names)
         if isinstance(node.op, ast.Add) and isinstance(left, (str, list)) and type(left) is type(right):
@@ -260,12 +271,83 @@ def xla_archives(xla: Path) -> dict[str, Archive]:
                 continue
             kw = {k.arg: _evaluate(k.value, names) for k in node.keywords if k.arg}
             urls = kw.get("urls") or ([kw["url"]] if isinstance(kw.get("url"), str) else [])
-            # GitHub's /archive/ and GitLab's /-/archive/: both are `git archive | gzip -n` of a commit.
-            github = [u for u in urls if isinstance(u, str) and ("github.com/" in u or "gitlab.com/" in u) and "/archive/" in u]
+            # GitHub's /archive/ and any GitLab's /-/archive/: both are `git archive | gzip -n` of a commit.
+            github = [u for u in urls if isinstance(u, str) and (("github.com/" in u and "/archive/" in u) or "/-/archive/" in u)]
             if isinstance(kw.get("name"), str) and github and isinstance(kw.get("sha256"), str):
+                patches = kw.get("patch_file") or kw.get("patches") or []  # tf_http_archive's, http_archive's
+                links = kw.get("link_files") or {}
                 found[kw["name"]] = Archive(kw["name"], github[0], kw.get("strip_prefix") or "", kw["sha256"],
-                                            str(path.relative_to(xla)))
+                                            str(path.relative_to(xla)), tuple(p for p in patches if p),
+                                            kw.get("build_file") or "", tuple(sorted(links.items())))
     return found
+
+
+def label_path(xla: Path, label: str) -> Path:
+    """The file of XLA's tree a label of its own names (//pkg:file, @xla//pkg:file)."""
+    package, colon, name = label.removeprefix("@xla").partition(":")
+    if not package.startswith("//") or not colon:
+        raise TreeError(f"{label}: not a label of XLA's own tree (//package:file)")
+    path = xla / package[2:] / name
+    if not path.is_file():
+        raise TreeError(f"{label}: {path} is not in the XLA tree")
+    return path
+
+
+def extension_of(xla: Path, declared_in: str) -> str:
+    """The module extension of XLA's third_party/extensions whose file loads `declared_in`
+    (a workspace.bzl): the middle of its repositories' canonical names."""
+    package, _, file = declared_in.rpartition("/")
+    label = f"//{package}:{file}"
+    for bzl in sorted(xla.glob("third_party/extensions/*.bzl")):
+        text = bzl.read_text()
+        if f'"{label}"' in text:
+            extensions = re.findall(r"^(\w+)\s*=\s*module_extension\(", text, re.M)
+            if len(extensions) == 1:
+                return extensions[0]
+            raise TreeError(f"{bzl.relative_to(xla)} loads {label} and defines {len(extensions)} module extensions: "
+                            "which one declares the archive is not read from the file")
+    raise TreeError(f"no file of {xla}/third_party/extensions loads {label}")
+
+
+def canonical_name(module: str, extension: str, repo: str, bazel_version: str) -> str:
+    """A module extension's repository as Bazel names it: xla~~ext~repo (Bazel 7), xla++ext+repo (8 on)."""
+    sep = "~" if bazel_version_key(bazel_version) < ((8,), False) else "+"
+    return f"{module}{sep}{sep}{extension}{sep}{repo}"
+
+
+def repository_tree(archive: Archive, xla: Path, out: Path, gitdir: Path | None = None,
+                    folder: Path | None = None, rev: str | None = None) -> list[str]:
+    """The repository XLA's rule makes of `archive`, laid out at `out`: the files at its revision
+    (from git), or those of `folder` (the archive's top folder, e.g. an extracted release or
+    Debian source tarball); XLA's patches applied and its BUILD and linked files copied in
+    (what --override_repository takes where the archive itself cannot be rebuilt). Returns
+    what was applied. `rev`: a revision of gitdir in place of the archive's."""
+    # A strip_prefix deeper than the archive's top folder keeps one folder of it.
+    inner = archive.strip_prefix.strip("/").partition("/")[2]
+    partial = out.with_name(out.name + ".whole")
+    shutil.rmtree(partial, ignore_errors=True)
+    if gitdir is not None:
+        extract(gitdir, resolve(gitdir, rev or archive.rev), partial)
+    else:
+        shutil.copytree(folder, partial, symlinks=True)
+    shutil.rmtree(out, ignore_errors=True)
+    os.rename(partial / inner if inner else partial, out)
+    shutil.rmtree(partial, ignore_errors=True)
+    done = []
+    for patch in archive.patches:
+        apply_patch(out, label_path(xla, patch).read_bytes(), f"{archive.declared_in}'s {patch}")
+        done.append(patch)
+    links = ([(archive.build_file, "BUILD.bazel")] if archive.build_file else []) + list(archive.link_files)
+    for label, relative in links:
+        target = out / relative
+        target.unlink(missing_ok=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(label_path(xla, label), target)
+        done.append(f"{label} -> {relative}")
+    # A repository's boundary, which an archive's repository rule has Bazel write.
+    if not any((out / f).exists() for f in ("REPO.bazel", "WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel")):
+        (out / "REPO.bazel").write_text("")
+    return done
 
 
 def apply_patch(tree: Path, text: bytes, what: str) -> None:
@@ -337,29 +419,63 @@ def full_bazelrc(modules: dict[str, Path], features: Path | None) -> list[str]:
     return lines
 
 
-def rebuild_archives(name: str, gitdir: Path, dest: Path) -> list[str]:
-    """The archive `name` of every XLA tree under dest, rebuilt into dest/distdir (Bazel takes a
-    file there whose name and sha256 match the declaration); what could not be rebuilt."""
-    archives = {a.sha256: a for xla in sorted(dest.glob("xla-*")) if (xla / STAMP).is_file()
-                for a in [xla_archives(xla).get(name)] if a}
+def rebuild_archives(name: str, dest: Path, full_xla: Path | None, bazel_version: str, gitdir: Path | None = None,
+                     folder: Path | None = None, stand_in: str | None = None) -> tuple[list[str], list[str]]:
+    """The archive `name` of every XLA tree under dest (and of full_xla), rebuilt from git into
+    dest/distdir (Bazel takes a file there whose name and sha256 match the declaration). One
+    that git cannot rebuild byte for byte (GitHub's zips, release assets), or one given as a
+    folder, is laid out instead as the repository full_xla's rule makes of it, under
+    dest/archives. Returns what could not be had, and full.bazelrc's --override_repository
+    lines for the trees laid out. With `stand_in`, a revision of gitdir, full_xla's archive is
+    laid out from that revision instead of the one declared (which gitdir lacks): a stand-in,
+    said so."""
+    trees = [xla for xla in sorted(dest.glob("xla-*")) if (xla / STAMP).is_file()]
+    if full_xla and full_xla not in trees:
+        trees.append(full_xla)
+    archives = {a.sha256: a for xla in trees for a in [xla_archives(xla).get(name)] if a}
     if not archives:
         return [f"no XLA tree under {dest} declares a GitHub archive named {name!r} (the name in its workspace.bzl; "
-                "lay out XLA first: --xla-git)"]
-    failed = []
+                "lay out XLA first: --xla-git)"], []
+    failed, overrides = [], []
+    full_archive = xla_archives(full_xla).get(name) if full_xla else None
     for archive in archives.values():
-        out = dest / "distdir" / archive.url.rsplit("/", 1)[1]
+        # GitHub's zips are not `git archive --format=zip`'s (measured): never tried.
+        if gitdir is not None and not archive.url.endswith(".zip") and not (stand_in and archive == full_archive):
+            out = dest / "distdir" / archive.url.rsplit("/", 1)[1]
+            try:
+                sha256 = github_archive(gitdir, resolve(gitdir, archive.rev), archive.strip_prefix.rstrip("/"), out)
+            except TreeError as e:
+                failed.append(f"{name} at {archive.rev} ({archive.declared_in}): {e}")
+                continue
+            if sha256 == archive.sha256:
+                print(f"real_trees: {out}: {name} at {archive.rev}, sha256 matches {archive.declared_in}", file=sys.stderr)
+                continue
+            out.unlink()
+        if archive != full_archive:
+            # By design, not a failure: full.bazelrc describes one XLA tree.
+            print(f"real_trees: {name} at {archive.rev} ({archive.declared_in} of another XLA tree): not rebuilt byte "
+                  "for byte, and laid out as a repository only for the XLA tree of full.bazelrc (--full-xla)",
+                  file=sys.stderr)
+            continue
+        source = str(gitdir or folder) + (f"@{stand_in}" if stand_in else "")
+        note = f" (a stand-in: {archive.rev} is not in {gitdir})" if stand_in else ""
+        rev = stand_in or archive.rev
         try:
-            sha256 = github_archive(gitdir, resolve(gitdir, archive.rev), archive.strip_prefix.rstrip("/"), out)
-        except TreeError as e:
+            out = dest / "archives" / f"{name}-{rev.replace('/', '_')}"
+            stamp = out / STAMP
+            if not (stamp.is_file() and json.loads(stamp.read_text()).get("sha256") == archive.sha256
+                    and json.loads(stamp.read_text()).get("source") == source):
+                applied = repository_tree(archive, full_xla, out, gitdir=gitdir, folder=folder, rev=stand_in)
+                stamp.write_text(json.dumps({"archive": archive.url, "sha256": archive.sha256, "source": source,
+                                             "stand_in": bool(stand_in), "applied": applied}, indent=2) + "\n")
+                print(f"real_trees: {out}: {name} {'at ' + rev if gitdir else 'from ' + source}{note} as "
+                      f"{archive.declared_in} makes it{': ' + ', '.join(applied) if applied else ''}", file=sys.stderr)
+            repo = canonical_name("xla", extension_of(full_xla, archive.declared_in), name, bazel_version)
+        except (TreeError, OSError, subprocess.CalledProcessError) as e:
             failed.append(f"{name} at {archive.rev} ({archive.declared_in}): {e}")
             continue
-        if sha256 != archive.sha256:
-            out.unlink()
-            failed.append(f"{name}: the archive rebuilt from {archive.rev} has sha256 {sha256}, {archive.declared_in} "
-                          f"pins {archive.sha256} (not a GitHub archive of a commit or tag?)")
-            continue
-        print(f"real_trees: {out}: {name} at {archive.rev}, sha256 matches {archive.declared_in}", file=sys.stderr)
-    return failed
+        overrides.append(f"common --override_repository={repo}={out}")
+    return failed, overrides
 
 
 def folder_name(repo: str, rev: str, pinned: str) -> str:
@@ -414,10 +530,20 @@ def main(argv: list[str] | None = None) -> int:
                              "(default: REV without a leading v) (repeatable)")
     parser.add_argument("--module-dir", action="append", default=[], metavar="NAME=DIR",
                         help="a Bazel module from a folder you assembled, used as it is (repeatable)")
-    parser.add_argument("--archive", action="append", default=[], metavar="NAME=GIT",
+    parser.add_argument("--archive", action="append", default=[], metavar="NAME=GIT[@REV]",
                         help="an archive XLA's third_party declares (e.g. nanobind, dlpack), rebuilt from a git "
                              "directory of its repository into DEST/distdir for every XLA tree laid out under DEST, "
-                             "checked against the sha256 XLA pins (repeatable)")
+                             "checked against the sha256 XLA pins; one git cannot rebuild (a zip, a release asset) "
+                             "becomes a repository tree for --full-xla; @REV: lay out that revision for --full-xla "
+                             "instead of the declared one, which GIT lacks (a stand-in, said so) (repeatable)")
+    parser.add_argument("--archive-dir", action="append", default=[], metavar="NAME=DIR",
+                        help="an archive XLA's third_party declares, from a folder holding what its top folder holds "
+                             "(an extracted release or Debian source tarball of that version), laid out as the "
+                             "repository --full-xla's rule makes of it (repeatable)")
+    parser.add_argument("--full-xla", type=Path, metavar="XLA_TREE",
+                        help="the XLA tree full.bazelrc describes (default: DEST/xla-pin): an --archive that git "
+                             "cannot rebuild byte for byte is laid out as the repository this tree's rule makes of it "
+                             "and named there with --override_repository")
     parser.add_argument("--jax-patches", action="store_true",
                         help="apply full/jax_patches/<module>.patch (JAX's patches, as full mode applies them; any "
                              "full-mode ci_build command writes them) to the --module trees of those modules: Bazel "
@@ -429,15 +555,17 @@ def main(argv: list[str] | None = None) -> int:
     dest = args.dest.expanduser().resolve()
     if dest == CHECKOUT or CHECKOUT in dest.parents:
         parser.error(f"--dest {dest} is inside this checkout: upstream trees never go into it; choose e.g. ~/.cache/trees")
-    if not any((args.jax_git, args.xla_git, args.registry_git, args.toolchain_git, args.module, args.module_dir, args.archive)):
+    if not any((args.jax_git, args.xla_git, args.registry_git, args.toolchain_git, args.module, args.module_dir, args.archive,
+                args.archive_dir)):
         parser.error("nothing to lay out: pass at least one of --jax-git, --xla-git, --registry-git, --toolchain-git, --archive, "
                      "--module, --module-dir")
     for spec in args.module:
         if "=" not in spec or "@" not in spec.split("=", 1)[1]:
             parser.error(f"--module {spec}: expected NAME=GIT@REV, e.g. protobuf=~/src/protobuf@v32.1")
-    for spec in args.module_dir:
-        if "=" not in spec or not Path(spec.split("=", 1)[1]).expanduser().is_dir():
-            parser.error(f"--module-dir {spec}: expected NAME=DIR with an existing DIR")
+    for option, specs in (("--module-dir", args.module_dir), ("--archive-dir", args.archive_dir)):
+        for spec in specs:
+            if "=" not in spec or not Path(spec.split("=", 1)[1]).expanduser().is_dir():
+                parser.error(f"{option} {spec}: expected NAME=DIR with an existing DIR")
     try:
         trees: dict[str, list[Tree]] = {}
         for repo, gitdir, revs in (("jax", args.jax_git, args.jax_rev), ("xla", args.xla_git, args.xla_rev)):
@@ -507,16 +635,33 @@ def main(argv: list[str] | None = None) -> int:
             for relative, text in bazel_features_repositories(modules["bazel_features"], args.bazel_version).items():
                 (features / relative).parent.mkdir(parents=True, exist_ok=True)
                 (features / relative).write_text(text)
-        not_rebuilt = []
+        not_rebuilt, overrides = [], []
+        full_xla = args.full_xla.expanduser().resolve() if args.full_xla else (dest / "xla-pin")
+        if not (full_xla / STAMP).is_file():
+            full_xla = None
         for spec in args.archive:
             name, _, gitdir = spec.partition("=")
-            not_rebuilt += rebuild_archives(name, git_dir(Path(gitdir).expanduser()), dest)
+            gitdir, _, stand_in = gitdir.partition("@")
+            if stand_in and full_xla is None:
+                raise TreeError(f"--archive {spec}: a stand-in revision is for the XLA tree of full.bazelrc (--full-xla)")
+            failed, lines = rebuild_archives(name, dest, full_xla, args.bazel_version, gitdir=git_dir(Path(gitdir).expanduser()),
+                                             stand_in=stand_in or None)
+            not_rebuilt += failed
+            overrides += lines
             distdir = dest / "distdir"
+        for spec in args.archive_dir:
+            name, _, folder = spec.partition("=")
+            if full_xla is None:
+                raise TreeError(f"--archive-dir {spec}: no XLA tree for full.bazelrc (lay out XLA's pin, or name one with --full-xla)")
+            failed, lines = rebuild_archives(name, dest, full_xla, args.bazel_version, folder=Path(folder).expanduser().resolve())
+            not_rebuilt += failed
+            overrides += lines
         full_rc = None
-        if modules:
+        if modules or overrides:
             full_rc = dest / "full.bazelrc"
-            full_rc.write_text("\n".join(full_bazelrc(modules, features)) + "\n")
-            print(f"real_trees: {full_rc}: {len(modules)} module(s) for full mode", file=sys.stderr)
+            full_rc.write_text("\n".join(full_bazelrc(modules, features) + overrides) + "\n")
+            print(f"real_trees: {full_rc}: {len(modules)} module(s) and {len(overrides)} repositories for full mode",
+                  file=sys.stderr)
     except (TreeError, OSError, subprocess.CalledProcessError, SyntaxError, KeyError) as e:
         print(f"real_trees: error: {e}", file=sys.stderr)
         return 1

@@ -195,3 +195,102 @@ def test_rules_python_reads_the_bazel_given_where_it_reads_bazels_own(tmp_path):
     assert config.read_text() == "    if '7.7.1':\n        parts = '7.7.1'.split('.')\n"
     assert real_trees.pin_bazel_version(tmp_path, "rules_python", "7.7.1") == []
     assert real_trees.pin_bazel_version(tmp_path, "abseil-cpp", "7.7.1") == []
+
+
+def test_an_archive_git_cannot_rebuild_becomes_the_repository_xlas_rule_makes(upstream, tmp_path, capsys):
+    repo, _, second = upstream
+    dest = tmp_path / "dest"
+    xla = dest / "xla-pin"  # a tree real_trees laid out (its stamp), declaring a zip
+    (xla / "third_party" / "foo").mkdir(parents=True)
+    (xla / real_trees.STAMP).write_text("{}")
+    (xla / "third_party" / "extensions").mkdir()
+    (xla / "third_party" / "extensions" / "third_party.bzl").write_text(
+        'load("//third_party/foo:workspace.bzl", foo = "repo")\n\ndef _impl(mctx):\n    foo()\n\n'
+        "third_party_ext = module_extension(implementation = _impl)\n")
+    (xla / "third_party" / "foo" / "workspace.bzl").write_text(f'''
+def repo():
+    tf_http_archive(
+        name = "foo",
+        sha256 = "1234",
+        strip_prefix = "upstream-{second}",
+        patch_file = ["//third_party/foo:fix.patch"],
+        build_file = "//third_party/foo:foo.BUILD",
+        link_files = {{"//third_party/foo:extra.h": "include/extra.h"}},
+        urls = tf_mirror_urls("https://github.com/o/upstream/archive/{second}.zip"),
+    )
+''')
+    (xla / "third_party" / "foo" / "fix.patch").write_text(
+        "--- a/run.sh\n+++ b/run.sh\n@@ -1 +1,2 @@\n #!/bin/sh\n+echo patched\n")
+    (xla / "third_party" / "foo" / "foo.BUILD").write_text("cc_library(name = 'foo')\n")
+    (xla / "third_party" / "foo" / "extra.h").write_text("#define EXTRA 1\n")
+
+    failed, overrides = real_trees.rebuild_archives("foo", dest, xla, "7.7.1", gitdir=repo / ".git")
+
+    tree = dest / "archives" / f"foo-{second}"
+    assert failed == [] and overrides == [f"common --override_repository=xla~~third_party_ext~foo={tree}"]
+    assert (tree / "run.sh").read_text() == "#!/bin/sh\necho patched\n"
+    assert (tree / "BUILD.bazel").read_text() == "cc_library(name = 'foo')\n"
+    assert (tree / "include" / "extra.h").read_text() == "#define EXTRA 1\n"
+    assert not (tree / "old.txt").exists() and not (dest / "distdir").exists()  # a zip is not tried as a tarball
+    # Bazel 8 names extension repositories with '+'; without the XLA tree of full mode, it is an error.
+    assert real_trees.canonical_name("xla", "third_party_ext", "foo", "8.4.2") == "xla++third_party_ext+foo"
+    (tree / "BUILD.bazel").unlink()  # laid out again only when the declaration or the source changes
+    assert real_trees.rebuild_archives("foo", dest, xla, "7.7.1", gitdir=repo / ".git") == ([], overrides)
+    assert not (tree / "BUILD.bazel").exists()
+    # Another XLA tree's archive (not full.bazelrc's) is left, said so, and not an error.
+    assert real_trees.rebuild_archives("foo", dest, None, "7.7.1", gitdir=repo / ".git") == ([], [])
+    assert "only for the XLA tree of full.bazelrc (--full-xla)" in capsys.readouterr().err
+    # From a folder (an extracted release): the same repository.
+    release = tmp_path / "release"
+    real_trees.extract(repo / ".git", second, release)
+    failed, overrides = real_trees.rebuild_archives("foo", dest, xla, "7.7.1", folder=release)
+    assert failed == [] and (tree / "run.sh").read_text() == "#!/bin/sh\necho patched\n"
+    assert (tree / "BUILD.bazel").is_file() and (tree / "REPO.bazel").read_text() == ""
+
+
+def test_a_patch_that_does_not_apply_is_named_with_the_declaration(upstream, tmp_path):
+    repo, first, _ = upstream
+    xla = tmp_path / "xla"
+    (xla / "third_party" / "foo").mkdir(parents=True)
+    (xla / "third_party" / "foo" / "workspace.bzl").write_text(f'''
+def repo():
+    http_archive(
+        name = "foo",
+        sha256 = "1234",
+        patches = ["//third_party/foo:bad.patch"],
+        urls = ["https://github.com/o/upstream/archive/{first}.zip"],
+    )
+''')
+    (xla / "third_party" / "foo" / "bad.patch").write_text("--- a/none.txt\n+++ b/none.txt\n@@ -1 +1 @@\n-a\n+b\n")
+    failed, overrides = real_trees.rebuild_archives("foo", tmp_path / "dest", xla, "7.7.1", gitdir=repo / ".git")
+    assert overrides == [] and "third_party/foo/workspace.bzl's //third_party/foo:bad.patch does not apply" in failed[0]
+
+
+def test_a_strip_prefix_into_a_folder_keeps_that_folder_as_the_repository(upstream, tmp_path):
+    repo, _, second = upstream
+    archive = real_trees.Archive("foo", f"https://github.com/o/upstream/archive/{second}.zip", f"upstream-{second}/xla",
+                                 "1234", "third_party/foo/workspace.bzl")
+    tree = tmp_path / "foo"
+    assert real_trees.repository_tree(archive, tmp_path, tree, gitdir=repo / ".git") == []
+    assert sorted(p.name for p in tree.iterdir()) == ["BUILD", "REPO.bazel"]
+
+
+def test_a_revision_git_lacks_can_be_stood_in_for_by_another_named_as_such(upstream, tmp_path, capsys):
+    repo, first, second = upstream
+    xla = tmp_path / "xla"
+    (xla / "third_party" / "foo").mkdir(parents=True)
+    (xla / "third_party" / "extensions").mkdir()
+    (xla / "third_party" / "extensions" / "x.bzl").write_text(
+        'load("//third_party/foo:workspace.bzl", "repo")\nfoo_ext = module_extension(implementation = _impl)\n')
+    (xla / "third_party" / "foo" / "workspace.bzl").write_text('''
+def repo():
+    tf_http_archive(name = "foo", sha256 = "1234", strip_prefix = "upstream-0123",
+                    urls = ["https://github.com/o/upstream/archive/0123.tar.gz"])
+''')
+    failed, overrides = real_trees.rebuild_archives("foo", tmp_path / "dest", xla, "7.7.1", gitdir=repo / ".git",
+                                                    stand_in=first)
+    tree = tmp_path / "dest" / "archives" / f"foo-{first}"
+    assert failed == [] and overrides == [f"common --override_repository=xla~~foo_ext~foo={tree}"]
+    assert (tree / "old.txt").is_file()  # the stand-in's files, not the declared revision's
+    assert "(a stand-in: 0123 is not in" in capsys.readouterr().err
+    assert json.loads((tree / real_trees.STAMP).read_text())["stand_in"] is True
