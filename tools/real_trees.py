@@ -217,8 +217,15 @@ class Archive:
     link_files: tuple[tuple[str, str], ...] = ()  # (label, path in the repository)
 
     @property
+    def from_git(self) -> bool:
+        """A GitHub /archive/ or a GitLab /-/archive/: `git archive` of a commit or tag."""
+        return ("github.com/" in self.url and "/archive/" in self.url) or "/-/archive/" in self.url
+
+    @property
     def rev(self) -> str:
-        """The commit or tag GitHub made the archive of."""
+        """The commit or tag GitHub made the archive of (another archive: its file's name)."""
+        if not self.from_git:
+            return self.url.rsplit("/", 1)[1].removesuffix(".tar.gz").removesuffix(".zip")
         tail = self.url.split("/archive/", 1)[1].removeprefix("refs/tags/")
         # /archive/<rev>.tar.gz, or /archive/<rev>/<name>.tar.gz
         return tail.split("/", 1)[0] if "/" in tail else tail.removesuffix(".tar.gz").removesuffix(".zip")
@@ -271,8 +278,10 @@ def xla_archives(xla: Path) -> dict[str, Archive]:
                 continue
             kw = {k.arg: _evaluate(k.value, names) for k in node.keywords if k.arg}
             urls = kw.get("urls") or ([kw["url"]] if isinstance(kw.get("url"), str) else [])
-            # GitHub's /archive/ and any GitLab's /-/archive/: both are `git archive | gzip -n` of a commit.
-            github = [u for u in urls if isinstance(u, str) and (("github.com/" in u and "/archive/" in u) or "/-/archive/" in u)]
+            # GitHub's /archive/ and any GitLab's /-/archive/ (`git archive | gzip -n` of a commit)
+            # first; else the first URL that is not a mirror (a release asset).
+            urls = [u for u in urls if isinstance(u, str)]
+            github = [u for u in urls if Archive("", u, "", "", "").from_git] or [u for u in urls if "mirror" not in u]
             if isinstance(kw.get("name"), str) and github and isinstance(kw.get("sha256"), str):
                 patches = kw.get("patch_file") or kw.get("patches") or []  # tf_http_archive's, http_archive's
                 links = kw.get("link_files") or {}
@@ -434,11 +443,15 @@ def rebuild_archives(name: str, dest: Path, full_xla: Path | None, bazel_version
         trees.append(full_xla)
     archives = {a.sha256: a for xla in trees for a in [xla_archives(xla).get(name)] if a}
     if not archives:
-        return [f"no XLA tree under {dest} declares a GitHub archive named {name!r} (the name in its workspace.bzl; "
-                "lay out XLA first: --xla-git)"], []
+        return [f"no XLA tree under {dest} (or --full-xla) declares an archive named {name!r} (the name in its "
+                "workspace.bzl; lay out XLA first: --xla-git)"], []
     failed, overrides = [], []
     full_archive = xla_archives(full_xla).get(name) if full_xla else None
     for archive in archives.values():
+        if gitdir is not None and not archive.from_git:
+            failed.append(f"{name}: {archive.url} ({archive.declared_in}) is no archive of a git repository: "
+                          "lay out its release with --archive-dir NAME=DIR")
+            continue
         # GitHub's zips are not `git archive --format=zip`'s (measured): never tried.
         if gitdir is not None and not archive.url.endswith(".zip") and not (stand_in and archive == full_archive):
             out = dest / "distdir" / archive.url.rsplit("/", 1)[1]

@@ -176,6 +176,10 @@ def test_dist_wheels_in_full_mode_offline_stops_at_the_first_download_and_says_w
 # Under Bzlmod XLA's TF_SYSTEM_LIBS switch takes the repository's canonical name. hwloc's
 # release archive (download.open-mpi.org) cannot be rebuilt from git; the system's is named.
 SYSTEM_HWLOC = "--repo_env=TF_SYSTEM_LIBS=xla~~third_party_ext~hwloc"
+# XLA's BUILD for the system's hwloc links -lhwloc only under this define, while TSL compiles
+# its hwloc code on every Linux: without it no binary of TSL links (a build option; queries
+# list every branch of a select() anyway).
+SYSTEM_HWLOC_LINKED = "--define=with_numa_support=true"
 # What cannot be had here at all: LLVM and the projects built on it.
 NEVER_HERE = ("llvm-project", "llvm-raw", "stablehlo", "shardy", "triton")
 
@@ -317,7 +321,7 @@ def test_the_llvm_free_closure_of_the_plugin_compiles(full_bazel, toolkit, tmp_p
     wanted = graph.select(closure.free, CLOSURE_REPOSITORIES, NOT_FOR_THIS_BUILD)
     (tmp_path / "closure.txt").write_text("\n".join(wanted) + "\n")
     events = tmp_path / "events.json"
-    full_bazel("build", "--keep_going", *flags, f"--@jax_rocm_build//rocm:amdgpu_targets={','.join(targets)}",
+    full_bazel("build", "--keep_going", *flags, SYSTEM_HWLOC_LINKED, f"--@jax_rocm_build//rocm:amdgpu_targets={','.join(targets)}",
                f"--target_pattern_file={tmp_path / 'closure.txt'}", f"--build_event_json_file={events}", check=False,
                bind=bind)
     outcome = full_closure.build_outcome(full_closure.read_events(events))
@@ -335,7 +339,8 @@ def test_the_llvm_free_closure_of_the_plugin_compiles(full_bazel, toolkit, tmp_p
     # Each kernel's archive holds its own object, with device code for every requested target.
     unpacked = tmp_path / "objects"
     for kernel in ("f32", "u8_b64"):
-        outputs = full_bazel("cquery", *flags, f"--@jax_rocm_build//rocm:amdgpu_targets={','.join(targets)}", "--output=files",
+        outputs = full_bazel("cquery", *flags, SYSTEM_HWLOC_LINKED, f"--@jax_rocm_build//rocm:amdgpu_targets={','.join(targets)}",
+                             "--output=files",
                              f"@xla//xla/stream_executor/rocm:cub_sort_kernel_rocm_type_{kernel}", bind=bind).stdout.split()
         (unpacked / kernel).mkdir(parents=True)
         subprocess.run(["ar", "x", str(FULL / outputs[0])], cwd=unpacked / kernel, check=True)

@@ -141,8 +141,23 @@ def repo():
         urls = tf_mirror_urls("https://github.com/dmlc/dlpack/archive/refs/tags/v1.1.tar.gz"),
     )
 ''')
+    (tmp_path / "third_party" / "sqlite").mkdir()
+    (tmp_path / "third_party" / "sqlite" / "workspace.bzl").write_text('''
+def repo():
+    tf_http_archive(
+        name = "org_sqlite",
+        sha256 = "8a31",
+        strip_prefix = "sqlite-amalgamation-3530200",
+        urls = tf_mirror_urls("https://sqlite.org/2026/sqlite-amalgamation-3530200.zip"),
+    )
+''')
     archives = real_trees.xla_archives(tmp_path)
-    assert set(archives) == {"dlpack", "eigen_archive"}
+    assert set(archives) == {"dlpack", "eigen_archive", "org_sqlite"}
+    # A release asset: no git can make it (--archive-dir can), named by its file.
+    sqlite = archives["org_sqlite"]
+    assert (sqlite.from_git, sqlite.rev) == (False, "sqlite-amalgamation-3530200")
+    failed, _ = real_trees.rebuild_archives("org_sqlite", tmp_path / "dest", tmp_path, "7.7.1", gitdir=tmp_path)
+    assert "--archive-dir" in failed[0]
     eigen = archives["eigen_archive"]
     assert (eigen.rev, eigen.strip_prefix, eigen.sha256) == ("ea13a98d", "eigen-ea13a98d", "35c6")
     assert eigen.url.endswith("/-/archive/ea13a98d/eigen-ea13a98d.tar.gz")
