@@ -104,7 +104,11 @@ def cmd_dist_wheels(args: argparse.Namespace) -> int:
         if not inputs.version_agrees(args.rocm_version, versions):
             print(f"ci_build dist_wheels: {toolkit.version_mismatch(args.rocm_version, where, versions)}", file=sys.stderr)
             return 2
-    interpreters = pythons.pick_interpreters(args.python_versions, pythons.find_interpreters())
+    found = pythons.find_interpreters()
+    interpreters = pythons.pick_interpreters(args.python_versions, found)
+    if not args.python_versions:
+        for line in pythons.left_out(found):
+            print(f"ci_build dist_wheels: {line}", file=sys.stderr)
     binds = [i.bind for i in interpreters if i.bind]
     flags = sandbox.bazel_flags(args) + ["--config=rocm_release"] + wheels.wheel_flags(args)
     if interpreters:

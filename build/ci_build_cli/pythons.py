@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .inputs import InputError
 from .paths import SANDBOX
 
 
@@ -18,7 +19,15 @@ class Interpreter:
     bind: str | None  # a host prefix to mount into the sandbox, None for the sandbox's own
 
 
+# The Pythons JAX publishes jaxlib and plugin wheels for (upstream's ci_build default).
+PUBLISHED = ("3.11", "3.12", "3.13", "3.14")
+
 PROBE = "import sys, sysconfig; print('%d.%d' % sys.version_info[:2], sys.base_prefix, sysconfig.get_paths()['include'])"
+
+# Each python3.X of the sandbox that has its headers: "X.Y prefix include" lines.
+_SANDBOX_PROBE = ("for exe in " + " ".join(f"/usr/bin/python{v}" for v in PUBLISHED) + "; do "
+                  "[ -x $exe ] && out=$($exe -c \"" + PROBE + "\") && set -- $out && [ -f $3/Python.h ] && echo $out; "
+                  "done; true")
 
 
 def _probe(cmd: list[str]) -> list[str] | None:
@@ -29,9 +38,10 @@ def _probe(cmd: list[str]) -> list[str] | None:
 def find_interpreters() -> list[Interpreter]:
     """CPython interpreters with headers: the sandbox's, then the host's (mounted into the sandbox)."""
     found: dict[str, Interpreter] = {}
-    inside = _probe(SANDBOX + ["run", "--", "python3"])
-    if inside:
-        found[inside[0]] = Interpreter(inside[0], f"/usr/bin/python{inside[0]}", None)
+    inside = subprocess.run(SANDBOX + ["run", "--", "/bin/sh", "-c", _SANDBOX_PROBE], capture_output=True, text=True)
+    for line in inside.stdout.splitlines() if inside.returncode == 0 else []:
+        version = line.split()[0]
+        found[version] = Interpreter(version, f"/usr/bin/python{version}", None)
     candidates = [sys.executable] + [shutil.which(f"python3.{minor}") for minor in range(10, 16)]
     for exe in filter(None, candidates):
         probe = _probe([exe])
@@ -41,14 +51,24 @@ def find_interpreters() -> list[Interpreter]:
     return [found[v] for v in sorted(found, key=lambda v: tuple(map(int, v.split("."))))]
 
 
+def left_out(found: list[Interpreter]) -> list[str]:
+    """One line for each Python JAX publishes for that no interpreter found here serves."""
+    have = ", ".join(i.version for i in found) or "none"
+    return [f"Python {v} left out: no interpreter with headers (found: {have}); give one on the host (python{v} "
+            f"and its headers, e.g. from pyenv or python{v}-dev) and it is mounted into the sandbox"
+            for v in PUBLISHED if v not in {i.version for i in found}]
+
+
 def pick_interpreters(requested: str | None, found: list[Interpreter]) -> list[Interpreter]:
+    """The interpreters asked for (InputError naming each one missing); by default those found
+    of the versions JAX publishes for."""
     if not requested:
-        return found
+        return [i for i in found if i.version in PUBLISHED]
     by_version = {i.version: i for i in found}
     wanted = [v.strip() for v in requested.split(",") if v.strip()]
     missing = [v for v in wanted if v not in by_version]
     if missing:
         have = ", ".join(f"{i.version} ({i.path})" for i in found) or "none"
-        raise SystemExit(f"ci_build: no interpreter with headers for Python {', '.join(missing)}; found: {have}. "
+        raise InputError(f"no interpreter with headers for Python {', '.join(missing)}; found: {have}. "
                          "Install pythonX.Y and its -dev package, or ask only for the versions found.")
     return [by_version[v] for v in wanted]

@@ -5,9 +5,9 @@ JAX_ROCM_TEST_JAX_TREE (a JAX checkout or archive of 0.10.2), the same command w
 --jax-source-dir=that tree, whose modules are JAX's own and must register what jaxlib
 0.10.2 and the published plugin wheel register.
 
-The venv lives in the sandbox (Debian sid, Python 3.14), the system the wheels were
-built on: their manylinux policy follows the build system's glibc (the audit certifies
-it), which is newer than this host's.
+The venvs live in the sandbox (Debian sid, Pythons 3.14 and 3.13), the system the wheels
+were built on: their manylinux policy follows the build system's glibc (the audit
+certifies it), which is newer than this host's.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from tests.conftest import CHECKOUT, require_jax_tree, sandbox
 
 pytestmark = pytest.mark.e2e
 
-SANDBOX_PYTHON = "3.14"
+# The sandbox's Pythons (tools/sandbox_root/layers.py): each gets a plugin wheel, tested in a venv.
+SANDBOX_PYTHONS = ("3.14", "3.13")
 JAX = ["jax==0.10.2", "jaxlib==0.10.2"]
 # The README's main command, but for the output folder.
 MAIN_JOB = ["build/ci_build", "--sources=examples", "dist_wheels", "--allow-stand-ins"]
@@ -77,13 +78,18 @@ def wheels(built) -> list[Path]:
     return built[0]
 
 
+@pytest.fixture(scope="session", params=SANDBOX_PYTHONS)
+def venv_python(request) -> str:
+    return request.param
+
+
 @pytest.fixture(scope="session")
-def jax_venv(tmp_path_factory, wheels) -> Path:
+def jax_venv(tmp_path_factory, wheels, venv_python) -> Path:
     """A fresh venv in the sandbox with jax/jaxlib 0.10.2 from PyPI, then our plugin wheel
-    from a --find-links folder."""
+    (pip picks the one for that Python) from a --find-links folder."""
     root = tmp_path_factory.mktemp("venv")
     python = root / "bin" / "python"
-    sandbox("run", "--", f"python{SANDBOX_PYTHON}", "-m", "venv", str(root))
+    sandbox("run", "--", f"python{venv_python}", "-m", "venv", str(root))
     sandbox("run", "--", str(python), "-m", "pip", "install", "-q", *JAX, "scipy")
     # Only the plugin wheel is named: pip must find the pjrt wheel it requires, by its pinned version.
     install = sandbox("run", "--", str(python), "-m", "pip", "install", "--no-index", "--find-links",
@@ -105,7 +111,8 @@ def run_python(python: Path, code: str, **env: str) -> subprocess.CompletedProce
 def test_every_python_found_gets_a_plugin_wheel_and_the_audit_tags_them(built):
     wheels, log = built
     names = [w.name for w in wheels]
-    expected = {"cp314"} | ({"cp%d%d" % sys.version_info[:2]} if host_python_has_headers() else set())
+    expected = {"cp" + v.replace(".", "") for v in SANDBOX_PYTHONS} | (
+        {"cp%d%d" % sys.version_info[:2]} if host_python_has_headers() else set())
     assert {n.split("-")[2] for n in names if n.startswith("jax_rocm7_plugin-")} == expected
     assert sum(n.startswith("jax_rocm7_pjrt-") and "-py3-none-" in n for n in names) == 1
     tags = {n.rsplit("-", 1)[1].removesuffix(".whl") for n in names}
@@ -152,10 +159,10 @@ def test_build_info_says_what_the_wheels_were_built_from(jax_venv):
     assert info["library_path"].endswith("jax_plugins/xla_rocm7/xla_rocm_plugin.so")
 
 
-def test_the_plugin_package_says_what_it_was_built_from(jax_venv, jax_kind):
+def test_the_plugin_package_says_what_it_was_built_from(jax_venv, jax_kind, venv_python):
     result = run_python(jax_venv, "import json, jax_rocm7_plugin as p; print(json.dumps(p.build_info()))")
     info = json.loads(result.stdout)
-    assert info["python_tag"] == "cp314" and info["rocm_version"] == "7.2.4"
+    assert info["python_tag"] == "cp" + venv_python.replace(".", "") and info["rocm_version"] == "7.2.4"
     jax = info["sources"]["jax"]
     origins = {name.split(".")[0]: a["origin"] for name, a in info["artifacts"].items()}
     if jax_kind == "examples":

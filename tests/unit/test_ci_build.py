@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_build_cli import cli, dist_wheels, full, options, pythons, sandbox, sources, toolkit, wheels
+from ci_build_cli import cli, dist_wheels, full, inputs, options, pythons, sandbox, sources, toolkit, wheels
 from ci_build_cli.paths import CHECKOUT  # the checkout of the ci_build imported here (pytest.ini's pythonpath)
 from tests.conftest import require_jax_tree
 
@@ -300,9 +300,17 @@ FOUND = [pythons.Interpreter("3.11", "/usr/bin/python3.11", None),
          pythons.Interpreter("3.14", "/usr/bin/python3.14", None)]
 
 
-def test_pick_interpreters_defaults_to_all_found():
-    assert pythons.pick_interpreters(None, FOUND) == FOUND
-    assert pythons.pick_interpreters("", FOUND) == FOUND
+def test_pick_interpreters_defaults_to_those_found_that_jax_publishes_for():
+    found = [pythons.Interpreter("3.10", "/usr/bin/python3.10", None), *FOUND]
+    assert pythons.pick_interpreters(None, found) == FOUND
+    assert pythons.pick_interpreters("", found) == FOUND
+
+
+def test_each_published_python_left_out_gets_one_line_saying_how_to_add_it():
+    lines = pythons.left_out(FOUND)
+    assert len(lines) == 1 and lines[0].startswith("Python 3.13 left out: no interpreter with headers (found: 3.11, 3.12, 3.14)")
+    assert "python3.13-dev" in lines[0]
+    assert pythons.left_out([]) and all("(found: none)" in line for line in pythons.left_out([]))
 
 
 def test_pick_interpreters_keeps_the_requested_order():
@@ -312,18 +320,18 @@ def test_pick_interpreters_keeps_the_requested_order():
 
 
 def test_pick_interpreters_missing_version_lists_those_found():
-    with pytest.raises(SystemExit) as error:
+    with pytest.raises(inputs.InputError) as error:  # exit 2, one line
         pythons.pick_interpreters("3.11,3.13", FOUND)
-    message = str(error.value.code)
+    message = str(error.value)
     assert message.split("found:")[0].endswith("for Python 3.13; ")  # only the missing one
     assert "3.11 (/usr/bin/python3.11)" in message and "3.12 (/opt/py312/bin/python3.12)" in message
     assert "Install pythonX.Y and its -dev package" in message
 
 
 def test_pick_interpreters_none_found():
-    with pytest.raises(SystemExit) as error:
+    with pytest.raises(inputs.InputError) as error:
         pythons.pick_interpreters("3.11", [])
-    assert "found: none" in str(error.value.code)
+    assert "found: none" in str(error.value)
 
 
 # --- therock_flags --------------------------------------------------------------------
@@ -698,11 +706,17 @@ def test_dist_wheels_targets_outside_the_family_fail_before_the_sandbox(recorded
     assert recorded == []
 
 
-def test_dist_wheels_missing_python_fails_before_bazel(recorded):
-    with pytest.raises(SystemExit) as error:
-        cli.main(DRY_RUN + ["--python-versions=3.11"])
-    assert "3.14 (/usr/bin/python3.14)" in str(error.value.code)
+def test_dist_wheels_missing_python_fails_before_bazel(recorded, capsys):
+    assert cli.main(DRY_RUN + ["--python-versions=3.11"]) == 2
+    assert "3.14 (/usr/bin/python3.14)" in capsys.readouterr().err
     assert not [cmd for cmd, _ in recorded if "bazel" in cmd]
+
+
+def test_dist_wheels_by_default_names_each_published_python_it_leaves_out(recorded, capsys):
+    assert cli.main(DRY_RUN) == 0
+    err = capsys.readouterr().err
+    assert [v for v in pythons.PUBLISHED if f"Python {v} left out" in err] == ["3.11", "3.12", "3.13"]
+    assert "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.14" in bazel_build(recorded)
 
 
 # --- inputs that contradict each other fail before anything runs ----------------------

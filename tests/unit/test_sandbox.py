@@ -45,11 +45,12 @@ def test_plan_none_extend_build():
     assert layers.plan(have_full, minimal).action == "none", "a full root satisfies minimal"
     ext = layers.plan(have_min, full)
     assert ext.action == "extend"
-    assert [layer.name for layer in ext.todo] == ["rocm-full", "jax-kernel-deps", "rocm-solver", "wheel-tools", "xla-runtime-deps"]
-    before_xla_runtime_deps = layers.stamp_for(full[:-1], 0)
-    added = layers.plan(before_xla_runtime_deps, full)
-    assert added.action == "extend" and [layer.name for layer in added.todo] == ["xla-runtime-deps"], \
-        "a root from before the xla-runtime-deps layer is extended, not rebuilt"
+    assert [layer.name for layer in ext.todo] == ["rocm-full", "jax-kernel-deps", "rocm-solver", "wheel-tools",
+                                                  "xla-runtime-deps", "python-3.13"]
+    before_python_313 = layers.stamp_for(full[:-1], 0)
+    added = layers.plan(before_python_313, full)
+    assert added.action == "extend" and [layer.name for layer in added.todo] == ["python-3.13"], \
+        "a root from before the python-3.13 layer is extended, not rebuilt"
     changed = dataclasses.replace(minimal[1], packages=("hipcc",))
     rebuilt = layers.plan(have_full, (minimal[0], changed))
     assert rebuilt.action == "build" and "rocm-minimal" in rebuilt.reason
@@ -322,3 +323,11 @@ def test_prune_deletes_orphans_and_says_what_it_freed(tmp_path):
     assert "pruned 1 output base(s)" in result.stderr
     again = cli(tmp_path, "prune")
     assert "pruned 0 output base(s)" in again.stderr and kept.is_dir()
+
+
+def test_a_layers_commands_run_after_its_packages_and_stop_at_the_first_failure(tmp_path):
+    paths = cache.Paths(tmp_path)
+    spec = build.install_spec(tmp_path / "root", paths, layers.PYTHON_313)
+    script = spec.argv[-1]
+    assert script.startswith("set -e; ") and script.index("apt-get install") < script.index("--require-hashes")
+    assert "python3.13-dev" in script and layers.NUMPY_313 in script

@@ -182,10 +182,11 @@ def configure_root(root: Path, paths: Paths, mirror: str) -> None:
 
 def install_spec(root: Path, paths: Paths, layer: Layer) -> Enter:
     release = ["-t", layer.target_release] if layer.target_release else []
-    script = (
-        "set -e; apt-get update -q; "
-        f"apt-get install -y -q {' '.join(release)} {' '.join(layer.packages)}"
-    )
+    script = "; ".join([
+        "set -e", "apt-get update -q",
+        f"apt-get install -y -q {' '.join(release)} {' '.join(layer.packages)}",
+        *layer.commands,
+    ])
     env = sandbox_env()
     env["DEBIAN_FRONTEND"] = "noninteractive"
     binds = standard_binds(paths) + [Bind(paths.apt_archives, "/var/cache/apt/archives")]

@@ -31,6 +31,9 @@ class Layer:
     # Files (inside the root) that must exist once the layer is installed;
     # a missing one means the root is corrupted.
     probes: tuple[str, ...] = ()
+    # Shell commands run in the root after the apt transaction, for what Debian does not
+    # package (each pinned: a version and its sha256).
+    commands: tuple[str, ...] = ()
 
 
 # sid packages come first: installing ROCm from experimental upgrades libc6 to
@@ -126,9 +129,22 @@ XLA_RUNTIME_DEPS = Layer(
     packages=("librocm-smi-dev", "libhwloc-dev"),
     probes=("usr/include/rocm_smi/rocm_smi.h", "usr/include/hwloc.h"),
 )
+# A second Python JAX publishes wheels for (ci_build builds for each one found): sid's 3.13,
+# with numpy for it from PyPI, since Debian's numpy is built for 3.14 and 3.15 only (its C
+# headers are what JAX's modules compile against; the version is Debian's numpy's).
+NUMPY_313 = "numpy==2.4.6 --hash=sha256:a7830bab239b79cda9c08c2da014761cafb48da6150e1da17ac06283f43b6089"
+PYTHON_313 = Layer(
+    name="python-3.13",
+    packages=("python3.13-dev", "python3.13-venv", "python3-pip"),
+    probes=("usr/include/python3.13/Python.h", "usr/local/lib/python3.13/dist-packages/numpy/__init__.py"),
+    commands=(f"echo '{NUMPY_313}' > /tmp/numpy-3.13.txt",
+              "python3.13 -m pip install -q --break-system-packages --no-deps --only-binary=:all: --require-hashes "
+              "-r /tmp/numpy-3.13.txt",
+              "rm /tmp/numpy-3.13.txt"),
+)
 PROFILES: dict[str, tuple[Layer, ...]] = {
     "minimal": (BASE, ROCM_MINIMAL),
-    "full": (BASE, ROCM_MINIMAL, ROCM_FULL, JAX_KERNEL_DEPS, ROCM_SOLVER, WHEEL_TOOLS, XLA_RUNTIME_DEPS),
+    "full": (BASE, ROCM_MINIMAL, ROCM_FULL, JAX_KERNEL_DEPS, ROCM_SOLVER, WHEEL_TOOLS, XLA_RUNTIME_DEPS, PYTHON_313),
 }
 DEFAULT_PROFILE = "minimal"
 # Free space an `ensure` needs before it starts (measured roots: 3.0 and 9.3 GB,
