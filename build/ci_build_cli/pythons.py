@@ -45,17 +45,19 @@ def find_interpreters() -> list[Interpreter]:
     candidates = [sys.executable] + [shutil.which(f"python3.{minor}") for minor in range(10, 16)]
     for exe in filter(None, candidates):
         probe = _probe([exe])
-        if probe and probe[0] not in found and Path(probe[2], "Python.h").exists():
-            version, prefix = probe[0], probe[1]
-            found[version] = Interpreter(version, str(Path(exe).resolve()), prefix if prefix not in ("/usr", "/usr/local") else None)
+        # The host's /usr is not the sandbox's (that is Debian sid's): only an interpreter
+        # installed under a prefix of its own (pyenv, python.org, conda) can be mounted in.
+        if probe and probe[0] not in found and probe[1] not in ("/usr", "/usr/local") and Path(probe[2], "Python.h").exists():
+            found[probe[0]] = Interpreter(probe[0], str(Path(exe).resolve()), probe[1])
     return [found[v] for v in sorted(found, key=lambda v: tuple(map(int, v.split("."))))]
 
 
 def left_out(found: list[Interpreter]) -> list[str]:
     """One line for each Python JAX publishes for that no interpreter found here serves."""
     have = ", ".join(i.version for i in found) or "none"
-    return [f"Python {v} left out: no interpreter with headers (found: {have}); give one on the host (python{v} "
-            f"and its headers, e.g. from pyenv or python{v}-dev) and it is mounted into the sandbox"
+    return [f"Python {v} left out: no interpreter with headers (found: {have}); install python{v} with its headers "
+            "under a prefix of its own on the host (pyenv, python.org; the sandbox's /usr is Debian sid's, not the "
+            "host's) and it is mounted into the sandbox"
             for v in PUBLISHED if v not in {i.version for i in found}]
 
 

@@ -38,7 +38,9 @@ JAX_MODULES = {"_prng": "gpu_prng", "_linalg": "gpu_linalg", "_solver": "gpu_sol
 
 
 def host_python_has_headers() -> bool:
-    return Path(sysconfig.get_paths()["include"], "Python.h").exists()
+    """Whether ci_build builds for this Python too: it has headers, under a prefix of its own
+    (the host's /usr is not the sandbox's)."""
+    return sys.base_prefix not in ("/usr", "/usr/local") and Path(sysconfig.get_paths()["include"], "Python.h").exists()
 
 
 def main_job(tree: Path | None) -> list[str]:

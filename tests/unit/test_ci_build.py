@@ -309,7 +309,7 @@ def test_pick_interpreters_defaults_to_those_found_that_jax_publishes_for():
 def test_each_published_python_left_out_gets_one_line_saying_how_to_add_it():
     lines = pythons.left_out(FOUND)
     assert len(lines) == 1 and lines[0].startswith("Python 3.13 left out: no interpreter with headers (found: 3.11, 3.12, 3.14)")
-    assert "python3.13-dev" in lines[0]
+    assert "install python3.13 with its headers under a prefix of its own" in lines[0]
     assert pythons.left_out([]) and all("(found: none)" in line for line in pythons.left_out([]))
 
 
