@@ -138,8 +138,10 @@ PYTHON_313 = Layer(
     packages=("python3.13-dev", "python3.13-venv", "python3-pip"),
     probes=("usr/include/python3.13/Python.h", "usr/local/lib/python3.13/dist-packages/numpy/__init__.py"),
     commands=(f"echo '{NUMPY_313}' > /tmp/numpy-3.13.txt",
-              "python3.13 -m pip install -q --break-system-packages --no-deps --only-binary=:all: --require-hashes "
-              "-r /tmp/numpy-3.13.txt",
+              # --ignore-installed: Debian's numpy of the same version is on 3.13's path too, whose
+              # metadata would otherwise satisfy pip (it has no module for 3.13).
+              "python3.13 -m pip install -q --break-system-packages --ignore-installed --no-deps --only-binary=:all: "
+              "--require-hashes -r /tmp/numpy-3.13.txt",
               "rm /tmp/numpy-3.13.txt"),
 )
 PROFILES: dict[str, tuple[Layer, ...]] = {
