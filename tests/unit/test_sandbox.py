@@ -331,3 +331,7 @@ def test_a_layers_commands_run_after_its_packages_and_stop_at_the_first_failure(
     script = spec.argv[-1]
     assert script.startswith("set -e; ") and script.index("apt-get install") < script.index("--require-hashes")
     assert "python3.13-dev" in script and layers.NUMPY_313 in script
+    # pip trusts the host's CA bundle (a TLS-inspecting proxy), apt the root's own.
+    if environment.host_ca_bundle() is not None:
+        assert spec.env["PIP_CERT"] == build.HOST_CA and any(b.target == build.HOST_CA for b in spec.binds)
+    assert build.install_spec(tmp_path / "root", paths, layers.BASE).env.get("PIP_CERT") != build.HOST_CA

@@ -23,7 +23,7 @@ from typing import Callable, Iterable, Sequence
 
 from sandbox_root import SandboxError, fmt_secs, log
 from sandbox_root.cache import Paths, flock, try_flock_exclusive
-from sandbox_root.environment import sandbox_env, standard_binds
+from sandbox_root.environment import host_ca_bundle, sandbox_env, standard_binds
 from sandbox_root.layers import PROFILES, REQUIRED_FREE_GB, STAMP, SUITE, Layer, Plan, Stamp, layers_of, plan, root_id, stamp_for
 from sandbox_root.namespaces import Bind, Enter, enter
 
@@ -190,7 +190,16 @@ def install_spec(root: Path, paths: Paths, layer: Layer) -> Enter:
     env = sandbox_env()
     env["DEBIAN_FRONTEND"] = "noninteractive"
     binds = standard_binds(paths) + [Bind(paths.apt_archives, "/var/cache/apt/archives")]
+    ca = host_ca_bundle()
+    if layer.commands and ca is not None:
+        # A layer's downloads (pip) trust what the host trusts (a TLS-inspecting proxy's CA),
+        # beside the root's own bundle, which apt's ca-certificates keeps.
+        binds.append(Bind(ca, HOST_CA, readonly=True))
+        env.update(PIP_CERT=HOST_CA, SSL_CERT_FILE=HOST_CA)
     return Enter(("/bin/sh", "-c", script), root, tuple(binds), env)
+
+
+HOST_CA = "/run/jax-rocm-build/host-ca.crt"
 
 
 def remove_tree(path: Path) -> None:
