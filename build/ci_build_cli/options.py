@@ -78,7 +78,8 @@ OPTIONS = (
         choices=("minimal", "full"), default="full",
         help="ROCm package set of the sandbox (default: %(default)s, what the ROCm wheels need)"), ("doctor",)),
     Option(("--python-versions",), WHEELS, dict(
-        metavar="LIST", help="e.g. 3.11,3.14 (default: every interpreter with headers found in the sandbox and on the host)"),
+        metavar="LIST", help="e.g. 3.11,3.14 (default: those of 3.11 to 3.14, the Pythons JAX publishes for, that an "
+                             "interpreter with headers serves, in the sandbox or on the host; each left out is named)"),
         DIST_WHEELS),
     Option(("--host-toolchain",), WHEELS, dict(
         choices=("manylinux_2_28", "sandbox"), default="manylinux_2_28",
