@@ -201,6 +201,11 @@ def apply_release_layout(tree: Path) -> list[str]:
     return changed
 
 
+def is_git_archive(url: str) -> bool:
+    """A GitHub /archive/ or a GitLab /-/archive/: `git archive` of a commit or tag."""
+    return ("github.com/" in url and "/archive/" in url) or "/-/archive/" in url
+
+
 @dataclasses.dataclass(frozen=True)
 class Archive:
     """An http_archive of XLA's third_party/**/workspace.bzl, as its text declares it."""
@@ -218,8 +223,7 @@ class Archive:
 
     @property
     def from_git(self) -> bool:
-        """A GitHub /archive/ or a GitLab /-/archive/: `git archive` of a commit or tag."""
-        return ("github.com/" in self.url and "/archive/" in self.url) or "/-/archive/" in self.url
+        return is_git_archive(self.url)
 
     @property
     def rev(self) -> str:
@@ -281,7 +285,7 @@ def xla_archives(xla: Path) -> dict[str, Archive]:
             # GitHub's /archive/ and any GitLab's /-/archive/ (`git archive | gzip -n` of a commit)
             # first; else the first URL that is not a mirror (a release asset).
             urls = [u for u in urls if isinstance(u, str)]
-            github = [u for u in urls if Archive("", u, "", "", "").from_git] or [u for u in urls if "mirror" not in u]
+            github = [u for u in urls if is_git_archive(u)] or [u for u in urls if "mirror" not in u]
             if isinstance(kw.get("name"), str) and github and isinstance(kw.get("sha256"), str):
                 patches = kw.get("patch_file") or kw.get("patches") or []  # tf_http_archive's, http_archive's
                 links = kw.get("link_files") or {}
@@ -476,8 +480,8 @@ def rebuild_archives(name: str, dest: Path, full_xla: Path | None, bazel_version
         try:
             out = dest / "archives" / f"{name}-{rev.replace('/', '_')}"
             stamp = out / STAMP
-            if not (stamp.is_file() and json.loads(stamp.read_text()).get("sha256") == archive.sha256
-                    and json.loads(stamp.read_text()).get("source") == source):
+            laid_out = json.loads(stamp.read_text()) if stamp.is_file() else {}
+            if (laid_out.get("sha256"), laid_out.get("source")) != (archive.sha256, source):
                 applied = repository_tree(archive, full_xla, out, gitdir=gitdir, folder=folder, rev=stand_in)
                 stamp.write_text(json.dumps({"archive": archive.url, "sha256": archive.sha256, "source": source,
                                              "stand_in": bool(stand_in), "applied": applied}, indent=2) + "\n")
@@ -571,7 +575,7 @@ def main(argv: list[str] | None = None) -> int:
     if not any((args.jax_git, args.xla_git, args.registry_git, args.toolchain_git, args.module, args.module_dir, args.archive,
                 args.archive_dir)):
         parser.error("nothing to lay out: pass at least one of --jax-git, --xla-git, --registry-git, --toolchain-git, --archive, "
-                     "--module, --module-dir")
+                     "--archive-dir, --module, --module-dir")
     for spec in args.module:
         if "=" not in spec or "@" not in spec.split("=", 1)[1]:
             parser.error(f"--module {spec}: expected NAME=GIT@REV, e.g. protobuf=~/src/protobuf@v32.1")
