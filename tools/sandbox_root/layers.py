@@ -137,12 +137,11 @@ PYTHON_313 = Layer(
     name="python-3.13",
     packages=("python3.13-dev", "python3.13-venv", "python3-pip"),
     probes=("usr/include/python3.13/Python.h", "usr/local/lib/python3.13/dist-packages/numpy/__init__.py"),
-    commands=(f"echo '{NUMPY_313}' > /tmp/numpy-3.13.txt",
-              # --ignore-installed: Debian's numpy of the same version is on 3.13's path too, whose
-              # metadata would otherwise satisfy pip (it has no module for 3.13).
-              "python3.13 -m pip install -q --break-system-packages --ignore-installed --no-deps --only-binary=:all: "
-              "--require-hashes -r /tmp/numpy-3.13.txt",
-              "rm /tmp/numpy-3.13.txt"),
+    # The requirement on stdin (pip takes a hash only from a requirements file): no file left in
+    # /tmp, which is the host's. --ignore-installed: Debian's numpy of the same version is on
+    # 3.13's path too, whose metadata would otherwise satisfy pip (it has no module for 3.13).
+    commands=(f"echo '{NUMPY_313}' | python3.13 -m pip install -q --break-system-packages --ignore-installed --no-deps "
+              "--only-binary=:all: --require-hashes -r /dev/stdin",),
 )
 PROFILES: dict[str, tuple[Layer, ...]] = {
     "minimal": (BASE, ROCM_MINIMAL),
