@@ -51,6 +51,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
                        capture_output=True)  # the clone's Bazel output base
 
 
+# A private mount namespace for a test's mounts: as root, or as an ordinary user in a user
+# namespace of its own (root inside, as the rootless sandbox is).
+PRIVATE_MOUNTS = ("unshare", *(() if os.geteuid() == 0 else ("--map-root-user",)), "--mount", "--propagation", "private")
+
+
 def jax_tree_from_env() -> Path | None:
     """The JAX tree JAX_ROCM_TEST_JAX_TREE names (absolute), or None when it is unset."""
     value = os.environ.get(JAX_TREE_ENV, "").strip()

@@ -25,7 +25,9 @@ would use. Every command inside the root runs in private mount and PID
 namespaces: no mount and no process (a Bazel server included) outlives it.
 
 This file is the command line; tools/sandbox_root/ does the work, one module per
-concern (its __init__.py has the map). Stdlib only; runs on the host's Python 3.11 as root.
+concern (its __init__.py has the map). Stdlib only; runs on the host's Python 3.11, as root or
+as an ordinary user (then in a user namespace of its own: it needs mmdebstrap, uidmap and a
+subordinate id range, and says so when one is missing).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from typing import Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sandbox_root import SandboxError, action_cache, log  # noqa: E402
-from sandbox_root.build import ensure, read_stamp, ready_root, remove_tree, require_root_user  # noqa: E402
+from sandbox_root.build import ensure, read_stamp, ready_root, remove_tree, require_privileges  # noqa: E402
 from sandbox_root.cache import Paths, flock  # noqa: E402
 from sandbox_root.environment import (  # noqa: E402
     PASS_ENV,
@@ -64,7 +66,7 @@ def cmd_ensure(args: argparse.Namespace, paths: Paths) -> int:
 
 
 def cmd_run(args: argparse.Namespace, paths: Paths) -> int:
-    require_root_user()
+    require_privileges()
     argv = list(args.cmd)
     if argv and argv[0] == "--":
         argv = argv[1:]
@@ -147,7 +149,7 @@ def capture(root: Path, paths: Paths, argv: Sequence[str]) -> str:
 
 
 def cmd_info(args: argparse.Namespace, paths: Paths) -> int:
-    require_root_user()
+    require_privileges()
     root = ready_root(paths)
     if root is None:
         raise SandboxError(f"no usable sandbox under {paths.sandbox}: run `tools/sandbox.py ensure`")
@@ -175,7 +177,7 @@ def cmd_info(args: argparse.Namespace, paths: Paths) -> int:
 
 
 def cmd_clean(args: argparse.Namespace, paths: Paths) -> int:
-    require_root_user()
+    require_privileges()
     with flock(paths.build_lock, exclusive=True, waiting_msg="waiting for a running `ensure` to finish"), \
          flock(paths.use_lock, exclusive=True, waiting_msg="waiting for running sandbox commands to finish"):
         if args.action_cache:
@@ -196,7 +198,7 @@ def cmd_clean(args: argparse.Namespace, paths: Paths) -> int:
 
 
 def cmd_prune(args: argparse.Namespace, paths: Paths) -> int:
-    require_root_user()
+    require_privileges()
     gone = orphans(output_bases(paths.bazel_user_root))
     # What the file system gained, not `du` of each: output bases hold tens of thousands of files.
     free_before = shutil.disk_usage(paths.bazel_user_root).free if gone else 0

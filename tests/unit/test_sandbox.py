@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SANDBOX_PY, sandbox
+from tests.conftest import PRIVATE_MOUNTS, SANDBOX_PY, sandbox
 
 sys.path.insert(0, str(SANDBOX_PY.parent))
-from sandbox_root import build, cache, environment, layers, output_bases  # noqa: E402
+from sandbox_root import SandboxError, build, cache, environment, layers, namespaces, output_bases  # noqa: E402
 
 pytestmark = pytest.mark.unit
 
@@ -105,7 +105,6 @@ def test_collect_garbage_keeps_roots_in_use(tmp_path):
     assert not old.exists()
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a mount namespace")
 def test_remove_tree_refuses_a_tree_with_a_mount_inside(tmp_path):
     victim = tmp_path / "root-x.partial"
     (victim / "proc").mkdir(parents=True)
@@ -121,7 +120,7 @@ def test_remove_tree_refuses_a_tree_with_a_mount_inside(tmp_path):
             print("REFUSED:", e)
     """)
     out = subprocess.run(
-        ["unshare", "-m", "--propagation", "private", "sh", "-c",
+        [*PRIVATE_MOUNTS, "sh", "-c",
          f"mount -t tmpfs none {victim}/proc && {sys.executable} -c \"$0\"", script],
         capture_output=True, text=True, check=True,
     ).stdout
@@ -210,11 +209,62 @@ def one_error_line(result) -> str:
     return lines[0]
 
 
-def test_not_root_is_one_line(tmp_path):
+@pytest.mark.skipif(os.geteuid() != 0, reason="becoming a user without subordinate ids (nobody) needs root")
+def test_a_user_without_subordinate_ids_is_told_how_to_get_them(tmp_path):
     tmp_path.chmod(0o777)
     result = cli(tmp_path, "ensure", user="65534")
     assert result.returncode == 1
-    assert "must run as root" in one_error_line(result)
+    line = one_error_line(result)
+    assert "/etc/subuid gives nobody none" in line and "usermod --add-subuids" in line and "as root" in line
+
+
+SUBUID = """\
+# comment
+alice:100000:65536
+1002:200000:65536
+empty:300000:0
+"""
+
+
+def test_subordinate_ranges_are_found_by_name_or_number():
+    assert namespaces.subordinate_range(SUBUID, "alice", 1001) == (100000, 65536)
+    assert namespaces.subordinate_range(SUBUID, "bob", 1002) == (200000, 65536)
+    assert namespaces.subordinate_range(SUBUID, "empty", 1003) is None, "a zero-length range maps nobody"
+    assert namespaces.subordinate_range(SUBUID, "carol", 1004) is None
+
+
+def test_the_user_is_root_inside_and_its_range_the_other_users():
+    assert namespaces.IdMap(1001, 100000, 65536).newidmap_args() == ["0", "1001", "1", "1", "100000", "65536"]
+
+
+@pytest.mark.parametrize(("files", "which", "expected"), [
+    ({"/proc/sys/kernel/unprivileged_userns_clone": "0\n"}, True, "disables: an administrator enables them"),
+    ({"/proc/sys/user/max_user_namespaces": "0\n"}, True, "sysctl kernel.unprivileged_userns_clone=1"),
+    ({}, False, "needs newuidmap and newgidmap (Debian/Ubuntu package uidmap"),
+    ({"/etc/subuid": "", "/etc/subgid": "someone:1:2\n"}, True, "/etc/subuid gives"),
+    ({"/etc/subuid": SUBUID.replace("alice", "{user}"), "/etc/subgid": ""}, True, "/etc/subgid gives"),
+])
+def test_what_a_rootless_sandbox_lacks_is_one_sentence(monkeypatch, files, which, expected):
+    import pwd
+    user = pwd.getpwuid(os.geteuid()).pw_name
+    present = {"/etc/subuid": f"{user}:100000:65536\n", "/etc/subgid": f"{user}:100000:65536\n",
+               **{k: v.replace("{user}", user) for k, v in files.items()}}
+    monkeypatch.setattr(namespaces, "_read", lambda path: present.get(path, ""))
+    monkeypatch.setattr(namespaces.shutil, "which", lambda tool: f"/usr/bin/{tool}" if which else None)
+    with pytest.raises(SandboxError) as e:
+        namespaces.rootless_maps()
+    assert expected in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_rootless_sandbox_with_its_ids_maps_them(monkeypatch):
+    import grp
+    import pwd
+    user, group = pwd.getpwuid(os.geteuid()).pw_name, grp.getgrgid(os.getegid()).gr_name
+    present = {"/etc/subuid": f"{user}:100000:65536\n", "/etc/subgid": f"{group}:300000:1000\n"}
+    monkeypatch.setattr(namespaces, "_read", lambda path: present.get(path, ""))
+    monkeypatch.setattr(namespaces.shutil, "which", lambda tool: f"/usr/bin/{tool}")
+    assert namespaces.rootless_maps() == (namespaces.IdMap(os.geteuid(), 100000, 65536),
+                                          namespaces.IdMap(os.getegid(), 300000, 1000))
 
 
 def test_unreachable_mirror_is_one_line(tmp_path):
@@ -224,13 +274,12 @@ def test_unreachable_mirror_is_one_line(tmp_path):
     assert "cannot reach the Debian mirror http://127.0.0.1:9/debian" in line and "--mirror" in line
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a mount namespace")
 def test_disk_full_is_one_line(tmp_path):
     cache_dir = tmp_path / "cache"
     cache_dir.mkdir()
     # A 64 MB file system as the cache: far too small for any root.
     result = cli(tmp_path, "ensure", prefix=(
-        "unshare", "-m", "--propagation", "private", "sh", "-c", f'mount -t tmpfs -o size=64m none {cache_dir} && exec "$@"', "sh"))
+        *PRIVATE_MOUNTS, "sh", "-c", f'mount -t tmpfs -o size=64m none {cache_dir} && exec "$@"', "sh"))
     assert result.returncode == 1
     line = one_error_line(result)
     assert "disk full" in line and "GB free" in line and "XDG_CACHE_HOME" in line

@@ -6,13 +6,15 @@ One module per concern, in the order a command goes through them:
                   and the plan from the stamp found to the layers wanted
   cache.py        where roots and caches live (${XDG_CACHE_HOME:-~/.cache}/jax-rocm-build)
                   and the locks that keep `ensure`, `run` and `clean` apart
-  build.py        building a root: debootstrap, apt layers, atomic swap, garbage collection
+  build.py        building a root: debootstrap (mmdebstrap without root), apt layers, atomic
+                  swap, garbage collection
   environment.py  what a command inside a root sees: mounts, environment, bazelrc, launcher
   action_cache.py the Bazel disk cache every workspace of a root shares: its key and bound
-  namespaces.py   running a command in private mount and PID namespaces (chroot'ed or not)
+  namespaces.py   running a command in private mount and PID namespaces (chroot'ed or not),
+                  owned without root by a user namespace that maps the user's subordinate ids
 
 tools/sandbox.py is the command line over them. Stdlib only: it runs on the host's
-Python 3.11 as root, before any venv exists.
+Python 3.11, as root or not, before any venv exists.
 """
 
 from __future__ import annotations

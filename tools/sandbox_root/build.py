@@ -1,9 +1,11 @@
 """Building a sandbox root, atomically.
 
-A new root is built (debootstrap, then one apt transaction per layer) or an
-existing one copied and extended, beside the current one, and swapped in with
-one symlink rename: an interrupted `ensure` never leaves a root `run` would use.
-Roots no running command uses are deleted afterwards.
+A new root is built (debootstrap as root, mmdebstrap without: then one apt transaction
+per layer) or an existing one copied and extended, beside the current one, and swapped
+in with one symlink rename: an interrupted `ensure` never leaves a root `run` would use.
+Roots no running command uses are deleted afterwards. Without root, whatever touches a
+root's files (copying, unpacking, deleting) runs in the sandbox's user namespace, where
+the files of the root's other users are ours to handle.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import dataclasses
 import errno
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import threading
@@ -25,7 +28,7 @@ from sandbox_root import SandboxError, fmt_secs, log
 from sandbox_root.cache import Paths, flock, try_flock_exclusive
 from sandbox_root.environment import host_ca_bundle, sandbox_env, standard_binds
 from sandbox_root.layers import PROFILES, REQUIRED_FREE_GB, STAMP, SUITE, Layer, Plan, Stamp, layers_of, plan, root_id, stamp_for
-from sandbox_root.namespaces import Bind, Enter, enter
+from sandbox_root.namespaces import Bind, Enter, enter, rootless_maps
 
 
 def read_stamp(root: Path) -> Stamp | None:
@@ -83,7 +86,11 @@ class StepRunner:
         log(f"{label}: done in {fmt_secs(time.monotonic() - t0)}")
 
     def command(self, spec: Enter, what: str) -> None:
-        rc = enter(dataclasses.replace(spec, stdout=self.log_file.fileno(), stderr=self.log_file.fileno()))
+        if spec.argv[0].endswith("mmdebstrap"):
+            # As ourselves: it makes and maps a user namespace of its own, which ours could not.
+            rc = subprocess.run(spec.argv, stdout=self.log_file, stderr=self.log_file).returncode
+        else:
+            rc = enter(dataclasses.replace(spec, stdout=self.log_file.fileno(), stderr=self.log_file.fileno()))
         if rc != 0:
             raise SandboxError(self.explain_failure(what, rc))
 
@@ -202,6 +209,21 @@ def install_spec(root: Path, paths: Paths, layer: Layer) -> Enter:
 HOST_CA = "/run/jax-rocm-build/host-ca.crt"
 
 
+def rootless() -> bool:
+    return os.geteuid() != 0
+
+
+def on_root_files(argv: Sequence[str], what: str) -> None:
+    """Run a command that handles a root's files: as root on the host; without root, in the
+    sandbox's user namespace, where files owned by the root's other users are ours too."""
+    if not rootless():
+        subprocess.run(list(argv), check=True)
+        return
+    rc = enter(Enter(tuple(argv), None))
+    if rc != 0:
+        raise SandboxError(f"{what} failed (exit {rc}): {shlex.join(argv)}")
+
+
 def remove_tree(path: Path) -> None:
     if not path.exists() and not path.is_symlink():
         return
@@ -209,7 +231,7 @@ def remove_tree(path: Path) -> None:
     below = [m for m in mounts if m == str(path) or m.startswith(str(path) + "/")]
     if below:
         raise SandboxError(f"refusing to delete {path}: {below[0]} is mounted inside it; unmount it first (umount -R {below[0]})")
-    subprocess.run(["rm", "-rf", "--one-file-system", str(path)], check=True)
+    on_root_files(["rm", "-rf", "--one-file-system", str(path)], f"deleting {path}")
 
 
 def collect_garbage(paths: Paths, keep: Path | None) -> None:
@@ -244,25 +266,20 @@ def build_root(paths: Paths, wanted: Sequence[Layer], plan_: Plan, base_root: Pa
     runner = StepRunner(paths, steps)
     log(f"log: {runner.log_path}")
     if fresh:
-        debootstrap = ensure_debootstrap()
+        commands = bootstrap_commands(partial, paths, mirror)
 
         def bootstrap() -> None:
-            runner.command(
-                Enter(
-                    (debootstrap, "--variant=minbase", "--include=ca-certificates",
-                     f"--cache-dir={paths.apt_archives}", SUITE, str(partial), mirror),
-                    None,
-                ),
-                f"debootstrap {SUITE}",
-            )
+            for spec in commands:
+                runner.command(spec, f"bootstrapping {SUITE}")
 
-        runner.step(f"debootstrap {SUITE} (minbase) into {partial.name}", bootstrap)
+        tool = "mmdebstrap (without root)" if rootless() else "debootstrap"
+        runner.step(f"{tool} {SUITE} (minbase) into {partial.name}", bootstrap)
         runner.step("configure apt (sid + experimental), dpkg and bazel", lambda: configure_root(partial, paths, mirror))
     else:
         assert base_root is not None
 
         def copy() -> None:
-            subprocess.run(["cp", "-a", "--reflink=auto", str(base_root), str(partial)], check=True)
+            on_root_files(["cp", "-a", "--reflink=auto", str(base_root), str(partial)], f"copying {base_root.name}")
             configure_root(partial, paths, mirror)
 
         runner.step(f"copy {base_root.name} to extend it atomically", copy)
@@ -291,13 +308,35 @@ def build_root(paths: Paths, wanted: Sequence[Layer], plan_: Plan, base_root: Pa
     return final
 
 
-def require_root_user() -> None:
-    if os.geteuid() != 0:
-        raise SandboxError("tools/sandbox.py must run as root (it runs debootstrap, mount and chroot): use sudo")
+def bootstrap_commands(partial: Path, paths: Paths, mirror: str) -> list[Enter]:
+    """The base system. As root: debootstrap. Without root: mmdebstrap, in a user namespace
+    of its own, writes a tarball (no device nodes: the sandbox binds the host's /dev), which
+    tar unpacks in ours, so that its owners are the ones the root's users map to."""
+    if not rootless():
+        return [Enter((ensure_debootstrap(), "--variant=minbase", "--include=ca-certificates",
+                       f"--cache-dir={paths.apt_archives}", SUITE, str(partial), mirror), None)]
+    mmdebstrap = shutil.which("mmdebstrap")
+    if mmdebstrap is None:
+        raise SandboxError("building the sandbox without root needs mmdebstrap (Debian 12/Ubuntu 22.04: apt-get install "
+                           "mmdebstrap uidmap, once, by an administrator); or run tools/sandbox.py as root")
+    tarball = partial.with_name(partial.name + ".tar")
+    partial.mkdir(parents=True)
+    return [
+        Enter((mmdebstrap, "--mode=unshare", "--variant=minbase", "--include=ca-certificates",
+               '--aptopt=Acquire::Check-Valid-Until "false"', "--skip=output/dev", SUITE, str(tarball), mirror), None),
+        Enter(("/bin/sh", "-c", f"tar -x -p --numeric-owner -f {shlex.quote(str(tarball))} -C {shlex.quote(str(partial))}"
+               f" && rm -f {shlex.quote(str(tarball))}"), None),
+    ]
+
+
+def require_privileges() -> None:
+    """Root, or what a rootless sandbox needs (namespaces.rootless_maps says what is missing)."""
+    if rootless():
+        rootless_maps()
 
 
 def ensure(paths: Paths, profile: str, mirror: str) -> Path:
-    require_root_user()
+    require_privileges()
     wanted = PROFILES[profile]
     root = current_root(paths)
     stamp = read_stamp(root) if root else None

@@ -3,6 +3,12 @@
 No mount and no process (a Bazel server included) outlives the command: the
 namespace's PID 1 kills what is left when the command exits, and signals sent
 to us reach the command.
+
+Without root, the namespaces belong to a user namespace of our own (as `unshare -r`
+makes, but with the user's subordinate ids too, as podman and mmdebstrap map them):
+the user is root inside, and the root's other users (postgres, _apt) are the user's
+subordinate ids, so packages that chown to them install. Files the root's root writes
+are the user's own on the host.
 """
 
 from __future__ import annotations
@@ -10,8 +16,12 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import grp
 import os
+import pwd
+import shutil
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,6 +30,7 @@ from sandbox_root import SandboxError
 
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWPID = 0x20000000
+_CLONE_NEWUSER = 0x10000000
 _MS_RDONLY = 1
 _MS_REMOUNT = 32
 _MS_BIND = 4096
@@ -70,6 +81,60 @@ class Enter:
     stdout: int | None = None  # a file descriptor; None = inherited
     stderr: int | None = None
     tmpfs: tuple[str, ...] = ()  # absolute paths inside the root that get a fresh tmpfs of their own
+
+
+@dataclasses.dataclass(frozen=True)
+class IdMap:
+    """A user namespace's map: the user is root inside, its subordinate range 1..count."""
+
+    outer: int  # the user's uid (gid)
+    start: int  # its subordinate range on the host
+    count: int
+
+    def newidmap_args(self) -> list[str]:
+        return ["0", str(self.outer), "1", "1", str(self.start), str(self.count)]
+
+
+def subordinate_range(text: str, name: str, number: int) -> tuple[int, int] | None:
+    """The first range /etc/subuid (subgid) gives `name` (or its number): (start, count)."""
+    for line in text.splitlines():
+        fields = line.strip().split(":")
+        if len(fields) == 3 and fields[0] in (name, str(number)) and fields[1].isdigit() and fields[2].isdigit():
+            if int(fields[2]) > 0:
+                return int(fields[1]), int(fields[2])
+    return None
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return ""
+
+
+def rootless_maps() -> tuple[IdMap, IdMap]:
+    """The uid and gid maps of a rootless sandbox, or a SandboxError saying what is missing."""
+    uid, gid = os.geteuid(), os.getegid()
+    user = pwd.getpwuid(uid).pw_name
+    group = grp.getgrgid(gid).gr_name
+    if _read("/proc/sys/kernel/unprivileged_userns_clone").strip() == "0" or \
+            _read("/proc/sys/user/max_user_namespaces").strip() == "0":
+        raise SandboxError("tools/sandbox.py without root needs unprivileged user namespaces, which this kernel "
+                           "disables: an administrator enables them (sysctl kernel.unprivileged_userns_clone=1 "
+                           "user.max_user_namespaces=15000); or run it as root, or build on the host with "
+                           "`build/ci_build --host` and your own Bazel and ROCm")
+    missing = [tool for tool in ("newuidmap", "newgidmap") if shutil.which(tool) is None]
+    if missing:
+        raise SandboxError(f"tools/sandbox.py without root needs {' and '.join(missing)} (Debian/Ubuntu package "
+                           "uidmap, Fedora shadow-utils): an administrator installs it once; or run it as root")
+    uids = subordinate_range(_read("/etc/subuid"), user, uid)
+    gids = subordinate_range(_read("/etc/subgid"), group, gid) or subordinate_range(_read("/etc/subgid"), user, uid)
+    if uids is None or gids is None:
+        raise SandboxError(f"tools/sandbox.py without root maps the sandbox's own users (postgres, _apt) to {user}'s "
+                           f"subordinate ids, and /etc/sub{'uid' if uids is None else 'gid'} gives {user} none: an "
+                           f"administrator runs `usermod --add-subuids 100000-165535 --add-subgids 100000-165535 {user}`; "
+                           "or run it as root")
+    return IdMap(uid, *uids), IdMap(gid, *gids)
 
 
 def _prepare_target(root: Path, bind: Bind) -> str:
@@ -168,10 +233,18 @@ def _init_in_namespace(spec: Enter, status_fd: int) -> None:
     os._exit(os.waitstatus_to_exitcode(status))
 
 
-def _namespace_child(spec: Enter, status_fd: int) -> None:
-    """Host-PID-namespace child: make the mounts, then start PID 1."""
+def _namespace_child(spec: Enter, status_fd: int, mapped: tuple[int, int] | None) -> None:
+    """Host-PID-namespace child: make the mounts, then start PID 1. `mapped`: without root,
+    the pipe ends on which it says it made its user namespace and hears that it was mapped."""
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWPID), "unshare(mount, pid)")
+    if mapped is None:
+        _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWPID), "unshare(mount, pid)")
+    else:
+        ready, go = mapped
+        _check(_libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWPID), "unshare(user, mount, pid)")
+        os.write(ready, b"u")
+        if os.read(go, 1) != b"g":
+            os._exit(125)  # the parent could not map us and said why
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     if spec.root is not None:
         for bind in spec.binds:
@@ -192,6 +265,21 @@ def _namespace_child(spec: Enter, status_fd: int) -> None:
     os._exit(os.waitstatus_to_exitcode(_supervise(pid, reap_all=False)) & 0xFF)
 
 
+def _map_user_namespace(child: int, maps: tuple[IdMap, IdMap], ready: int, go: int) -> None:
+    """Once `child` has made its user namespace, map it with the setuid newuidmap/newgidmap
+    (only they may map subordinate ids), then let it go on."""
+    if os.read(ready, 1) != b"u":
+        return  # it failed before unsharing and said why
+    for tool, idmap in zip(("newuidmap", "newgidmap"), maps):
+        result = subprocess.run([tool, str(child), *idmap.newidmap_args()], capture_output=True, text=True)
+        if result.returncode != 0:
+            os.write(go, b"!")
+            reason = (result.stderr.strip().splitlines() or [f"exit {result.returncode}"])[-1]
+            raise SandboxError(f"cannot map the sandbox's user namespace ({tool}: {reason}); check /etc/sub"
+                               f"{tool[3:6]} and that {tool} is setuid root (package uidmap)")
+    os.write(go, b"g")
+
+
 def enter(spec: Enter) -> int:
     """Run spec.argv in fresh mount and PID namespaces; return its exit code.
 
@@ -199,18 +287,34 @@ def enter(spec: Enter) -> int:
     """
     if spec.root is not None and not Path(spec.root, "proc").is_dir():
         raise SandboxError(f"sandbox root {spec.root} has no /proc: it is corrupted; run `tools/sandbox.py clean` then `ensure`")
+    maps = rootless_maps() if os.geteuid() != 0 else None
     read_fd, write_fd = os.pipe()
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
+        os.close(ready_r)
+        os.close(go_w)
         try:
-            _namespace_child(spec, write_fd)
+            _namespace_child(spec, write_fd, None if maps is None else (ready_w, go_r))
         except BaseException as e:  # noqa: BLE001
             print(f"sandbox: cannot set up the namespace: {e}", file=sys.stderr, flush=True)
             os._exit(125)
-    os.close(write_fd)
+    for fd in (write_fd, ready_w, go_r):
+        os.close(fd)
+    try:
+        if maps is not None:
+            _map_user_namespace(pid, maps, ready_r, go_w)
+    except BaseException:
+        os.waitpid(pid, 0)
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(ready_r)
+        os.close(go_w)
     old = {sig: signal.getsignal(sig) for sig in _FORWARDED_SIGNALS}
     try:
         status = _supervise(pid, reap_all=False)
