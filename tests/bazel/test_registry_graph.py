@@ -5,10 +5,10 @@ copies and tools/offline stands in for four more. Gated on JAX_ROCM_TEST_REGISTR
 the registry) and JAX_ROCM_TEST_MODULES (a folder of NAME-VERSION trees of the versions it
 selects, made what the registry makes of them: tools/real_trees.py --graph-module), skipped
 otherwise naming them, these resolve MODULE.bazel with no override (system rc and offline
-overlay left out), check that the versions selected are the ones docs/registry.md lists, and load
-and analyse //:jax_rocm_wheels with those versions' own sources: a registry put in front of the
-checkout gives each laid-out version as a local_path, so that the resolution is the registry's
-and nothing is downloaded (tools/registry_graph.py). Without the gate, the table's offline column
+overlay left out), check that the versions selected are the ones docs/registry.md lists, load and
+analyse //:jax_rocm_wheels and build and run tests/smoke with those versions' own sources: a
+registry put in front of the checkout gives each laid-out version as a local_path, so that the
+resolution is the registry's and nothing is downloaded (tools/registry_graph.py). Without the gate, the table's offline column
 is checked against the sandbox's Debian packages and tools/offline's stand-ins.
 """
 
@@ -31,6 +31,9 @@ GATE = ("JAX_ROCM_TEST_REGISTRY", "JAX_ROCM_TEST_MODULES")
 # Debian's Bazel without its system rc: the startup options that rc gives (full/debian.bazelrc).
 STARTUP = ("--nosystem_rc", "--nohome_rc", "--install_base=/usr/share/bazel", "--trust_install_base",
            "--host_jvm_args=-Djava.io.tmpdir=/run/jax-rocm-build/bazel-jvm-tmp")
+# No convenience links: the checkout's bazel-bin stays the shared output base's; actions sandboxed
+# in the run's tmpfs, as the system rc left out would have them.
+OUTPUTS = ("--symlink_prefix=/", "--sandbox_base=/run/jax-rocm-build/bazel-sandbox")
 # The modules whose rules and toolchains the wheels' analysis takes (it fails without their trees).
 ANALYSED = ("platforms", "rules_cc", "rules_python", "bazel_skylib", "rules_java", "bazel_features", "rules_license",
             "apple_support")
@@ -91,7 +94,7 @@ def test_the_registry_selects_the_versions_docs_registry_md_lists(networked_baze
 
 
 def test_the_wheels_load_and_analyse_with_the_registrys_modules(networked_bazel):
-    networked_bazel("build", "--nobuild", "//:jax_rocm_wheels", "--config=rocm", f"--distdir={networked_bazel.distdir}",
+    networked_bazel("build", *OUTPUTS, "--nobuild", "//:jax_rocm_wheels", "--config=rocm", f"--distdir={networked_bazel.distdir}",
                     f"--override_repository=xla={CHECKOUT / 'examples' / 'xla'}",
                     f"--override_repository=jax={CHECKOUT / 'examples' / 'jax'}")
     # Each rule set analysed was the registry's version from its own tree, not Debian's copy.
@@ -99,6 +102,13 @@ def test_the_wheels_load_and_analyse_with_the_registrys_modules(networked_bazel)
     paths = dict(re.findall(r'name = "([\w.-]+?)~?",\s*path = "([^"]+)"', shown))
     selected = registry_graph.documented(DOC.read_text())
     assert paths == {m: str(networked_bazel.modules / f"{m}-{selected[m][0]}") for m in ANALYSED}, shown
+
+
+def test_each_kind_of_target_builds_and_runs_with_the_registrys_rule_sets(networked_bazel):
+    """tests/smoke (a C++ binary and shared library, a Python binary and test): compiled, linked and
+    run with the networked rule sets' own sources, not only analysed."""
+    result = networked_bazel("test", *OUTPUTS, "//tests/smoke:smoke_test")
+    assert re.search(r"//tests/smoke:smoke_test\s+PASSED", result.stdout + result.stderr), result.stderr[-3000:]
 
 
 def test_the_offline_column_is_what_the_sandbox_and_tools_offline_hold(in_sandbox):
