@@ -14,6 +14,7 @@ is checked against the sandbox's Debian packages and tools/offline's stand-ins.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import time
@@ -109,6 +110,25 @@ def test_each_kind_of_target_builds_and_runs_with_the_registrys_rule_sets(networ
     run with the networked rule sets' own sources, not only analysed."""
     result = networked_bazel("test", *OUTPUTS, "//tests/smoke:smoke_test")
     assert re.search(r"//tests/smoke:smoke_test\s+PASSED", result.stdout + result.stderr), result.stderr[-3000:]
+
+
+def wheels(links: Path) -> dict[str, str]:
+    """The wheels //:jax_rocm_wheels built, under a --symlink_prefix's bin link: name -> sha256."""
+    return {w.name: hashlib.sha256(w.read_bytes()).hexdigest() for w in (links.parent / f"{links.name}bin").glob("*wheel*/*.whl")}
+
+
+def test_the_wheels_are_the_offline_graphs_byte_for_byte(networked_bazel, in_sandbox, tmp_path):
+    """Built with the networked rule sets (no action cache: every action runs with their files;
+    2-4 minutes on two cores) and with Debian's stand-ins (the shared action cache), the wheels
+    are the same bytes: the stand-ins stand in for these versions as far as this project goes."""
+    sources = (f"--override_repository=xla={CHECKOUT / 'examples' / 'xla'}",
+               f"--override_repository=jax={CHECKOUT / 'examples' / 'jax'}")
+    networked_bazel("build", f"--symlink_prefix={tmp_path}/networked-", OUTPUTS[1], f"--distdir={networked_bazel.distdir}",
+                    "//:jax_rocm_wheels", "--config=rocm", *sources)
+    in_sandbox("bazel", "build", f"--symlink_prefix={tmp_path}/offline-", "//:jax_rocm_wheels", "--config=rocm", *sources)
+    networked, offline = wheels(tmp_path / "networked-"), wheels(tmp_path / "offline-")
+    print("\n".join(f"{sha} {name}" for name, sha in sorted(networked.items())))
+    assert len(networked) == 2 and networked == offline
 
 
 def test_the_offline_column_is_what_the_sandbox_and_tools_offline_hold(in_sandbox):
