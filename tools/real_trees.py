@@ -24,8 +24,11 @@ other projects' code: they never belong in it). What it lays out under --dest:
     DEST/full.bazelrc as `--override_module`, so that full mode loads them offline. With
     bazel_features among them, also its version and globals repositories for --bazel-version:
     Debian's Bazel reports no version, which bazel_features reads as the newest Bazel (its
-    globals then name Bazel 8's `macro`, and protobuf's rules cannot load); with rules_python,
-    its tree reads --bazel-version where it reads Bazel's (it takes an empty one for Bazel 9).
+    globals then name Bazel 8's `macro`, and protobuf's rules cannot load); with rules_python and
+    bazel_features, the tree reads --bazel-version where it reads Bazel's (an empty one is the newest).
+  * Bazel modules of this project's own graph (--graph-module NAME@VERSION=GIT@REV: the versions
+    MODULE.bazel selects from the registry, docs/registry.md) as DEST/modules/NAME-VERSION, made
+    what the registry makes of that version, for the gated registry test (JAX_ROCM_TEST_MODULES).
   * XLA's third-party archives (--archive NAME=GIT): rebuilt byte for byte into DEST/distdir
     where git can (commit and tag tarballs); otherwise (GitHub's zips, release assets) laid out
     under DEST/archives as the repository XLA's rule makes of them (its patches, BUILD file and
@@ -199,6 +202,39 @@ def apply_release_layout(tree: Path) -> list[str]:
         release.rename(release.parent / "BUILD.bazel")
         changed.append(release.parent.relative_to(tree).as_posix() or ".")
     return changed
+
+
+def module_tree(name: str, version: str, gitdir: Path, rev: str, dest: Path, folder: str, registry_modules: Path | None,
+                bazel_version: str, jax_patch: bytes | None = None) -> Tree:
+    """A Bazel module's tree at `rev` under dest/folder, made what the registry makes of `version`
+    (when registry_modules holds it) and what Debian's Bazel needs (its version where the module
+    reads Bazel's); JAX's patch of it applied when given. Each step is done once (the stamp says which)."""
+    tree = lay_out(gitdir, rev, dest, folder)
+    version_dir = registry_modules / name / version if registry_modules else None
+    stamp = json.loads((tree.path / STAMP).read_text())
+
+    def record(step: str, result: object) -> None:
+        stamp[step] = result  # a tree is changed once: the stamp says which steps were done
+        (tree.path / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
+
+    if "release_layout" not in stamp:
+        record("release_layout", apply_release_layout(tree.path))
+        if stamp["release_layout"]:
+            print(f"real_trees: {tree.name}: the release archive's BUILD files in {len(stamp['release_layout'])} "
+                  "package(s)", file=sys.stderr)
+    if version_dir and version_dir.is_dir() and "registry" not in stamp:
+        record("registry", apply_registry_version(tree.path, version_dir))
+        print(f"real_trees: {tree.name}: as the registry's {name} {version_dir.name}: {', '.join(stamp['registry'])}",
+              file=sys.stderr)
+    if name in BAZEL_VERSION_READERS and "bazel_version" not in stamp:
+        record("bazel_version", pin_bazel_version(tree.path, name, bazel_version))
+        print(f"real_trees: {tree.name}: reads Bazel {bazel_version} in {', '.join(stamp['bazel_version'])}",
+              file=sys.stderr)
+    if jax_patch and "jax_patches" not in stamp:
+        apply_patch(tree.path, jax_patch, f"JAX's patch of {name}")
+        record("jax_patches", hashlib.sha256(jax_patch).hexdigest())
+        print(f"real_trees: {tree.name}: JAX's patches of {name} applied", file=sys.stderr)
+    return tree
 
 
 def is_git_archive(url: str) -> bool:
@@ -402,8 +438,10 @@ def bazel_features_repositories(tree: Path, bazel_version: str) -> dict[str, str
 
 # Files of a module that decide from native.bazel_version, which Debian's Bazel leaves empty
 # (a development build: "the newest Bazel"). rules_python then takes Bazel 7.7 for Bazel 9 and
-# its py_binary asks for a launcher toolchain type Bazel 7 does not have.
-BAZEL_VERSION_READERS = {"rules_python": ("python/private/internal_config_repo.bzl",)}
+# its py_binary asks for a launcher toolchain type Bazel 7 does not have; bazel_features' globals
+# name Bazel 8's `macro`, and nothing that loads them (rules_java's extension) compiles.
+BAZEL_VERSION_READERS = {"rules_python": ("python/private/internal_config_repo.bzl",),
+                         "bazel_features": ("private/globals_repo.bzl", "private/version_repo.bzl")}
 
 
 def pin_bazel_version(tree: Path, module: str, bazel_version: str) -> list[str]:
@@ -514,7 +552,7 @@ def merged(old: str, new: list[str]) -> list[str]:
 
 
 def env_lines(trees: dict[str, list[Tree]], registry: Tree | None, toolchain: Tree | None, distdir: Path | None,
-              full_rc: Path | None = None) -> list[str]:
+              full_rc: Path | None = None, graph_modules: Path | None = None) -> list[str]:
     """The gated tier's variables: the first tree of each repository (the pin); the others as comments."""
     lines = ["# Written by tools/real_trees.py: the gated tier's real trees (README, Test tiers)."]
     for variable, repo in (("JAX_ROCM_TEST_JAX_TREE", "jax"), ("JAX_ROCM_TEST_XLA_TREE", "xla")):
@@ -528,6 +566,8 @@ def env_lines(trees: dict[str, list[Tree]], registry: Tree | None, toolchain: Tr
         lines.append(f"export JAX_ROCM_TEST_DISTDIR={distdir}")
     if full_rc:
         lines.append(f"export JAX_ROCM_TEST_FULL_BAZELRC={full_rc}")
+    if graph_modules:
+        lines.append(f"export JAX_ROCM_TEST_MODULES={graph_modules}")
     return lines
 
 
@@ -545,6 +585,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="a Bazel module of full mode's graph from a git directory at a revision, e.g. "
                              "protobuf=~/src/protobuf@v32.1; VERSION: the registry's version to make of it "
                              "(default: REV without a leading v) (repeatable)")
+    parser.add_argument("--graph-module", action="append", default=[], metavar="NAME@VERSION=GIT@REV",
+                        help="a module of this project's own graph (MODULE.bazel resolved against the registry) at the "
+                             "version the registry selects, laid out as DEST/modules/NAME-VERSION for the gated registry "
+                             "test (JAX_ROCM_TEST_MODULES=DEST/modules), not named in full.bazelrc (repeatable)")
     parser.add_argument("--module-dir", action="append", default=[], metavar="NAME=DIR",
                         help="a Bazel module from a folder you assembled, used as it is (repeatable)")
     parser.add_argument("--archive", action="append", default=[], metavar="NAME=GIT[@REV]",
@@ -572,13 +616,16 @@ def main(argv: list[str] | None = None) -> int:
     dest = args.dest.expanduser().resolve()
     if dest == CHECKOUT or CHECKOUT in dest.parents:
         parser.error(f"--dest {dest} is inside this checkout: upstream trees never go into it; choose e.g. ~/.cache/trees")
-    if not any((args.jax_git, args.xla_git, args.registry_git, args.toolchain_git, args.module, args.module_dir, args.archive,
-                args.archive_dir)):
+    if not any((args.jax_git, args.xla_git, args.registry_git, args.toolchain_git, args.module, args.graph_module,
+                args.module_dir, args.archive, args.archive_dir)):
         parser.error("nothing to lay out: pass at least one of --jax-git, --xla-git, --registry-git, --toolchain-git, --archive, "
-                     "--archive-dir, --module, --module-dir")
+                     "--archive-dir, --module, --graph-module, --module-dir")
     for spec in args.module:
         if "=" not in spec or "@" not in spec.split("=", 1)[1]:
             parser.error(f"--module {spec}: expected NAME=GIT@REV, e.g. protobuf=~/src/protobuf@v32.1")
+    for spec in args.graph_module:
+        if not re.fullmatch(r"[^@=]+@[^@=]+=.+@[^@]+", spec):
+            parser.error(f"--graph-module {spec}: expected NAME@VERSION=GIT@REV, e.g. rules_cc@0.0.11=~/src/rules_cc@0.0.11")
     for option, specs in (("--module-dir", args.module_dir), ("--archive-dir", args.archive_dir)):
         for spec in specs:
             if "=" not in spec or not Path(spec.split("=", 1)[1]).expanduser().is_dir():
@@ -606,7 +653,7 @@ def main(argv: list[str] | None = None) -> int:
         modules: dict[str, Path] = {}
         features = None
         registry_modules = (dest / "registry" / "modules") if (dest / "registry" / "modules").is_dir() else None
-        if args.module and registry_modules is None:
+        if (args.module or args.graph_module) and registry_modules is None:
             print(f"real_trees: warning: no registry in {dest} (--registry-git): the --module trees stay as their tags "
                   "are, without the registry's MODULE.bazel, overlay and patches", file=sys.stderr)
         jax_patches = {p.stem: p.read_bytes() for p in JAX_PATCHES.glob("*.patch")} if args.jax_patches else {}
@@ -618,32 +665,15 @@ def main(argv: list[str] | None = None) -> int:
             name, _, where = spec.partition("=")
             name, _, version = name.partition("@")
             gitdir, _, rev = where.rpartition("@")
-            tree = lay_out(git_dir(Path(gitdir).expanduser()), rev, dest / "modules", f"{name}-{rev}")
-            version_dir = registry_modules / name / (version or rev.removeprefix("v")) if registry_modules else None
-            stamp = json.loads((tree.path / STAMP).read_text())
-
-            def record(step: str, result: object, tree: Tree = tree, stamp: dict = stamp) -> None:
-                stamp[step] = result  # a tree is changed once: the stamp says which steps were done
-                (tree.path / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
-
-            if "release_layout" not in stamp:
-                record("release_layout", apply_release_layout(tree.path))
-                if stamp["release_layout"]:
-                    print(f"real_trees: {tree.name}: the release archive's BUILD files in {len(stamp['release_layout'])} "
-                          "package(s)", file=sys.stderr)
-            if version_dir and version_dir.is_dir() and "registry" not in stamp:
-                record("registry", apply_registry_version(tree.path, version_dir))
-                print(f"real_trees: {tree.name}: as the registry's {name} {version_dir.name}: {', '.join(stamp['registry'])}",
-                      file=sys.stderr)
-            if name in BAZEL_VERSION_READERS and "bazel_version" not in stamp:
-                record("bazel_version", pin_bazel_version(tree.path, name, args.bazel_version))
-                print(f"real_trees: {tree.name}: reads Bazel {args.bazel_version} in {', '.join(stamp['bazel_version'])}",
-                      file=sys.stderr)
-            if jax_patches.get(name) and "jax_patches" not in stamp:
-                apply_patch(tree.path, jax_patches[name], f"JAX's patch of {name}")
-                record("jax_patches", hashlib.sha256(jax_patches[name]).hexdigest())
-                print(f"real_trees: {tree.name}: JAX's patches of {name} applied", file=sys.stderr)
-            modules[name] = tree.path
+            modules[name] = module_tree(name, version or rev.removeprefix("v"), git_dir(Path(gitdir).expanduser()), rev,
+                                        dest / "modules", f"{name}-{rev}", registry_modules, args.bazel_version,
+                                        jax_patches.get(name)).path
+        for spec in args.graph_module:
+            name, _, where = spec.partition("=")
+            name, _, version = name.partition("@")
+            gitdir, _, rev = where.rpartition("@")
+            module_tree(name, version, git_dir(Path(gitdir).expanduser()), rev, dest / "modules", f"{name}-{version}",
+                        registry_modules, args.bazel_version)
         for spec in args.module_dir:
             name, _, folder = spec.partition("=")
             modules[name] = Path(folder).expanduser().resolve()
@@ -683,7 +713,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"real_trees: error: {e}", file=sys.stderr)
         return 1
     env = dest / "env.sh"
-    lines = merged(env.read_text() if env.is_file() else "", env_lines(trees, registry, toolchain, distdir, full_rc))
+    lines = merged(env.read_text() if env.is_file() else "", env_lines(trees, registry, toolchain, distdir, full_rc,
+                                                                     (dest / "modules") if args.graph_module else None))
     env.write_text("\n".join(lines) + "\n")
     print(env.read_text(), end="")
     print(f"real_trees: wrote {env}: `. {env}` before the test command", file=sys.stderr)

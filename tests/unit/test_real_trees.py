@@ -309,3 +309,31 @@ def repo():
     assert (tree / "old.txt").is_file()  # the stand-in's files, not the declared revision's
     assert "(a stand-in: 0123 is not in" in capsys.readouterr().err
     assert json.loads((tree / real_trees.STAMP).read_text())["stand_in"] is True
+
+
+def test_bazel_features_reads_the_bazel_given_where_it_reads_bazels_own(tmp_path):
+    """Debian's Bazel reports no version: bazel_features' globals would name Bazel 8's `macro`."""
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "globals_repo.bzl").write_text("    bazel_version = parse_version(native.bazel_version)\n")
+    (tmp_path / "private" / "version_repo.bzl").write_text('    rctx.file("version.bzl", "version = \'" + native.bazel_version + "\'")\n')
+    assert real_trees.pin_bazel_version(tmp_path, "bazel_features", "7.7.1") == ["private/globals_repo.bzl",
+                                                                                  "private/version_repo.bzl"]
+    assert "parse_version('7.7.1')" in (tmp_path / "private" / "globals_repo.bzl").read_text()
+
+
+def test_a_graph_module_is_laid_out_as_name_version_made_the_registrys_and_left_out_of_full_bazelrc(upstream, tmp_path):
+    repo, _, second = upstream
+    dest = tmp_path / "trees"
+    version = dest / "registry" / "modules" / "up" / "2.0.0"
+    version.mkdir(parents=True)
+    (version / "MODULE.bazel").write_text('module(name = "up", version = "2.0.0")\n')
+    (version / "source.json").write_text("{}")
+    assert real_trees.main(["--dest", str(dest), "--graph-module", f"up@2.0.0={repo}@v2"]) == 0
+    tree = dest / "modules" / "up-2.0.0"
+    assert (tree / "MODULE.bazel").read_text() == 'module(name = "up", version = "2.0.0")\n'
+    stamp = json.loads((tree / real_trees.STAMP).read_text())
+    assert (stamp["commit"], stamp["registry"]) == (second, ["MODULE.bazel"])
+    assert f"export JAX_ROCM_TEST_MODULES={dest / 'modules'}" in (dest / "env.sh").read_text().splitlines()
+    assert not (dest / "full.bazelrc").exists()
+    with pytest.raises(SystemExit):
+        real_trees.main(["--dest", str(dest), "--graph-module", f"up={repo}@v2"])  # the version is not optional
