@@ -440,6 +440,22 @@ def tarball(path: Path, entries) -> Path:
 GOOD = [("rock/lib", "dir", None), ("rock/lib/libx.so.1", "file", b"x"), ("rock/lib/libx.so", "symlink", "libx.so.1")]
 
 
+# The extractor relies on tarfile's data filter (PEP 706); an older Python is refused, not trusted.
+needs_data_filter = pytest.mark.skipif(
+    not hasattr(tarfile, "data_filter"),
+    reason=f"Python {sys.version.split()[0]} lacks tarfile's data filter: the extractor refuses to run "
+           "(test_extract_on_a_python_without_the_data_filter_refuses_to_run); run the tests with 3.11.4+ or 3.12+")
+
+
+@pytest.mark.skipif(hasattr(tarfile, "data_filter"), reason=f"Python {sys.version.split()[0]} has the data filter")
+def test_extract_on_a_python_without_the_data_filter_refuses_to_run(tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(extractor.UnsafeArchive, match="lacks tarfile's data filter .* use a newer python3"):
+        extractor.extract(tarball(tmp_path / "t.tar.gz", GOOD), out, "rock")
+    assert not out.exists()
+
+
+@needs_data_filter
 def test_extract_strips_prefix_and_keeps_inner_links(tmp_path):
     out = tmp_path / "out"
     assert extractor.extract(tarball(tmp_path / "t.tar.gz", GOOD), out, "rock") == 3
@@ -452,6 +468,7 @@ def test_extract_strips_prefix_and_keeps_inner_links(tmp_path):
     (("rock/lib/escape", "symlink", "../../../../etc/passwd"), "outside"),
     (("rock/lib/abs", "symlink", "/etc/passwd"), "absolute|outside"),
 ])
+@needs_data_filter
 def test_extract_refuses_escaping_entries_and_leaves_nothing(tmp_path, bad, why):
     out = tmp_path / "out"
     with pytest.raises(extractor.UnsafeArchive, match=why):
@@ -460,6 +477,7 @@ def test_extract_refuses_escaping_entries_and_leaves_nothing(tmp_path, bad, why)
     assert not (tmp_path.parent / "evil").exists()
 
 
+@needs_data_filter
 def test_extract_refuses_a_truncated_archive(tmp_path):
     whole = tarball(tmp_path / "t.tar.gz", GOOD + [("rock/big", "file", os.urandom(200_000))]).read_bytes()
     cut = tmp_path / "cut.tar.gz"

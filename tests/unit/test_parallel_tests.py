@@ -109,6 +109,9 @@ def test_concurrent_callers_build_a_venv_once(tmp_path, monkeypatch):
 
 def test_a_killed_runs_clones_are_removed_and_a_running_ones_kept(edited_checkout, tmp_path, monkeypatch):
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
+    # Locks of this test's own: releasing the worker's would let another suite on this machine
+    # delete the clone this worker is running in.
+    monkeypatch.setattr("tests.infra.copy_workspace._held_locks", [])
     (tmp_path / "tmp").mkdir()
     running = worker_checkout(edited_checkout, "gw1", "running")  # this process holds its lock
     killed = tmp_path / "tmp" / "jax-rocm-tests-killed"
