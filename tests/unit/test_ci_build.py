@@ -313,6 +313,27 @@ def test_each_published_python_left_out_gets_one_line_saying_how_to_add_it():
     assert pythons.left_out([]) and all("(found: none)" in line for line in pythons.left_out([]))
 
 
+def test_in_host_mode_a_python_left_out_is_added_on_path():
+    (line,) = pythons.left_out(FOUND, host=True)
+    assert line.endswith("install python3.13 and its headers (python3.13-dev, or pyenv, python.org) so that python3.13 "
+                         "is on PATH")
+    assert "--host" in pythons.left_out(FOUND)[0] and "--host" not in line
+
+
+def test_host_mode_finds_each_python_on_path_with_headers_under_usr_too(tmp_path, monkeypatch):
+    """/usr's Pythons count in host mode (the sandboxed mode cannot mount them); one without
+    headers does not; each at the path PATH gives it."""
+    probes = {"/usr/bin/python3.13": "3.13 /usr /usr/include/python3.13", "/usr/bin/python3.12": "3.12 /usr /nowhere",
+              "/opt/py/bin/python3.14": "3.14 /opt/py /usr/include/python3.13", "/venv/bin/python": "3.13 /usr x"}
+    monkeypatch.setattr(pythons.shutil, "which", lambda name: {"python3.12": "/usr/bin/python3.12", "python3.13":
+                        "/usr/bin/python3.13", "python3.14": "/opt/py/bin/python3.14"}.get(name))
+    monkeypatch.setattr(pythons.sys, "executable", "/venv/bin/python")
+    monkeypatch.setattr(pythons, "_probe", lambda cmd: probes[cmd[0]].split())
+    monkeypatch.setattr(pythons.Path, "exists", lambda p: str(p) == "/usr/include/python3.13/Python.h")
+    assert pythons.find_host_interpreters() == [pythons.Interpreter("3.13", "/usr/bin/python3.13", None),
+                                               pythons.Interpreter("3.14", "/opt/py/bin/python3.14", None)]
+
+
 def test_pick_interpreters_keeps_the_requested_order():
     picked = pythons.pick_interpreters("3.14, 3.11,", FOUND)
     assert [i.version for i in picked] == ["3.14", "3.11"]
@@ -325,7 +346,11 @@ def test_pick_interpreters_missing_version_lists_those_found():
     message = str(error.value)
     assert message.split("found:")[0].endswith("for Python 3.13; ")  # only the missing one
     assert "3.11 (/usr/bin/python3.11)" in message and "3.12 (/opt/py312/bin/python3.12)" in message
-    assert "Install pythonX.Y and its -dev package" in message
+    # Sandboxed: a prefix of its own, or host mode with the user's own -dev package; host mode: PATH.
+    assert "or build in host mode (--host) with your own python3.13-dev; or ask only" in message
+    with pytest.raises(inputs.InputError) as error:
+        pythons.pick_interpreters("3.13", FOUND, host=True)
+    assert "install python3.13 and its headers (python3.13-dev) so that python3.13 is on PATH" in str(error.value)
 
 
 def test_pick_interpreters_none_found():
