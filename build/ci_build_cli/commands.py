@@ -48,8 +48,8 @@ def host_doctor(args: argparse.Namespace) -> int:
     path = toolkit.args_rocm_source(args).repo_env.get("ROCM_PATH")
     bazel = sandbox.bazel(args)
     steps = [
-        bazel + ["version"],
-        [sys.executable, finder.__file__, *(["--rocm-path", path] if path else [])],
+        bazel + ["--version"],
+        [sys.executable, finder.__file__, "--format=text", *(["--rocm-path", path] if path else [])],
     ]
     rc = sandbox.provision(args, "full") or sandbox.run_steps("doctor", steps, args.dry_run)
     if rc:
