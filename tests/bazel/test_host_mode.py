@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -107,6 +108,12 @@ def test_host_mode_runs_the_users_bazel_and_pythons_not_the_sandbox(host):
     builds = [c for c in commands if " build " in c]
     assert builds and all(c.startswith("+ env BAZEL_REAL=/usr/local/bin/bazel ") for c in builds), builds
     assert f"--repo_env=JAX_ROCM_PYTHON=/usr/bin/python{PYTHON}" in builds[-1]
+    # Every action of the wheel build executed on "their" machine: none from a cache.
+    summaries = re.findall(r"^INFO: (\d+) processes(?:: (.*))?\.$", log, re.MULTILINE)
+    nobuild, build, tag = summaries  # --rocm-version's --nobuild check, the build, the tagging build
+    executed = {kind: int(n) for n, kind in (part.split(" ", 1) for part in build[1].split(", "))}
+    assert not [kind for kind in executed if "cache" in kind or "remote" in kind], build
+    assert sum(n for kind, n in executed.items() if kind != "internal") > 200, build  # 259 measured
     # The same checks as the sandboxed mode: the tarball's manifest before the compile, the audit, the tag.
     assert f"to check --rocm-version={VERSION} against its manifest" in log
     assert "auditing the manylinux policy" in log and "tagging the wheels manylinux_2_28_x86_64" in log
