@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import sys
 from pathlib import Path
 
@@ -24,6 +25,22 @@ from .paths import CHECKOUT
 # @local_config_rocm's canonical name in each mode's graph: its rocm_config.json lies in
 # <output base>/external/<name>/ once the repository rule ran.
 ROCM_REPOSITORY = {"kernels": "_main~rocm~local_config_rocm", "full": full.OUR_ROCM}
+
+
+# --compiler=clang: the sandbox's clang (Debian sid's LLVM 22).
+SANDBOX_CLANG = "/usr/lib/llvm-22/bin/clang"
+
+
+def clang(args: argparse.Namespace) -> str:
+    """The clang of --compiler=clang: the sandbox's; in host mode the same path where this machine
+    has it (the same flags, the same build), else the clang on PATH (InputError if none)."""
+    if not sandbox.host_mode(args) or Path(SANDBOX_CLANG).exists():
+        return SANDBOX_CLANG
+    found = shutil.which("clang")
+    if not found:
+        raise inputs.InputError(f"--compiler=clang in host mode: no clang on PATH (nor {SANDBOX_CLANG}): install clang, "
+                                "or leave --compiler out")
+    return found
 
 
 def step(number: int, what: str) -> None:
@@ -120,7 +137,7 @@ def cmd_dist_wheels(args: argparse.Namespace) -> int:
         # --compiler configures the sandbox's own toolchain (--host-toolchain=sandbox).
         flags.insert(flags.index("--config=rocm") + 1, "--config=manylinux_2_28")
     if args.compiler == "clang":
-        flags.append("--repo_env=CC=/usr/lib/llvm-22/bin/clang")
+        flags.append(f"--repo_env=CC={clang(args)}")
     if RBE_CONFIGS[args.rbe]:
         flags.insert(0, f"--config={RBE_CONFIGS[args.rbe]}")
     if os.environ.get("SOURCE_DATE_EPOCH"):

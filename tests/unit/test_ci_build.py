@@ -820,6 +820,23 @@ def host_recorded(recorded, monkeypatch, tmp_path):
     return recorded
 
 
+@pytest.mark.parametrize("sandbox_clang, on_path, expected", [
+    (True, "/usr/bin/clang", dist_wheels.SANDBOX_CLANG),  # the sandboxed build's flag where it can be
+    (False, "/usr/bin/clang", "/usr/bin/clang"),
+    (False, None, None),
+])
+def test_host_modes_clang_is_the_sandboxes_path_if_there_else_path(monkeypatch, sandbox_clang, on_path, expected):
+    monkeypatch.setattr(dist_wheels.Path, "exists", lambda p: sandbox_clang if str(p) == dist_wheels.SANDBOX_CLANG else False)
+    monkeypatch.setattr(dist_wheels.shutil, "which", lambda name: on_path if name == "clang" else None)
+    host = args("--host", "--compiler=clang")
+    assert dist_wheels.clang(args("--compiler=clang")) == dist_wheels.SANDBOX_CLANG
+    if expected:
+        assert dist_wheels.clang(host) == expected
+    else:
+        with pytest.raises(inputs.InputError, match="--compiler=clang in host mode: no clang on PATH"):
+            dist_wheels.clang(host)
+
+
 def test_host_mode_says_how_to_add_a_python_on_path(host_recorded, capsys):
     assert cli.main(DRY_RUN + ["--host"]) == 0
     err = capsys.readouterr().err
