@@ -205,8 +205,37 @@ def symbol_uses(wheel: Path) -> list[SymbolUse]:
     return sorted({SymbolUse(name, *use) for name, data in elf_files(wheel) for use in versioned_imports(data)})
 
 
+# `auditwheel show` with the ROCm libraries excluded as `auditwheel repair --exclude` excludes
+# them (show has no --exclude; its analysis takes the same argument): neither resolved nor
+# followed. Without it, on a machine whose loader finds ROCm (Debian's under /usr, /opt/rocm in
+# ld.so.conf: ci_build --host), show walked into ROCm's own dependencies (libLLVM, libdrm ...)
+# and their symbol versions, none of them the wheel's; where ROCm is not found (the sandboxed
+# build's host) nothing changes.
+_SHOW_EXCLUDING = """
+import sys
+patterns = frozenset(sys.argv.pop(1).split(","))
+import auditwheel.wheel_abi as abi
+analyze = abi.analyze_wheel_abi
+def excluding(libc, arch, wheel, exclude, **kwargs):
+    return analyze(libc, arch, wheel, frozenset(exclude) | patterns, **kwargs)
+abi.analyze_wheel_abi = excluding
+from auditwheel.main import main
+sys.argv[0] = "auditwheel"
+sys.exit(main())
+"""
+
+
+def needed_libraries(wheel: Path) -> set[str]:
+    """The DT_NEEDED sonames of the wheel's ELF files."""
+    needed = set()
+    for _, data in elf_files(wheel):
+        dynamic = ELFFile(io.BytesIO(data)).get_section_by_name(".dynamic")
+        needed |= {tag.needed for tag in (dynamic.iter_tags() if dynamic else ()) if tag.entry.d_tag == "DT_NEEDED"}
+    return needed
+
+
 def auditwheel_show(wheel: Path) -> dict:
-    result = subprocess.run([sys.executable, "-m", "auditwheel", "show", "--json", str(wheel)],
+    result = subprocess.run([sys.executable, "-c", _SHOW_EXCLUDING, ",".join(ROCM_LIBRARIES), "show", "--json", str(wheel)],
                             capture_output=True, text=True)
     if result.returncode != 0:
         raise AuditError(f"auditwheel show {wheel.name} failed: {(result.stderr or result.stdout).strip()}")
@@ -230,7 +259,8 @@ def audit(wheel: Path, requested: str | None = None, show: Mapping | None = None
     return Audit(
         wheel=wheel.name,
         platform_tag=show["sym_tag"],
-        rocm_libraries=tuple(lib for lib in external if is_rocm_library(lib)),
+        # Excluded from show's answer: those the wheel's files need (and any show still names).
+        rocm_libraries=tuple(sorted({lib for lib in [*external, *needed_libraries(wheel)] if is_rocm_library(lib)})),
         foreign_libraries=tuple(lib for lib in external if not is_rocm_library(lib)),
         too_new=too_new,
         requested=requested_name,

@@ -8,7 +8,8 @@
                 mounts, and the finder's facts (third_party/gpus/find_rocm_config.py), checked
                 against each other before anything runs
     sandbox     how commands run: spawn (nothing outlives ci_build), `sandbox.py run` with the
-                right mounts, the shared Bazel flags, one build per checkout at a time
+                right mounts or, in host mode (--host), the user's own Bazel on this machine
+                (wrap, bazel), the shared Bazel flags, one build per checkout at a time
     pythons     the interpreters wheels are built for
     full        full mode: upstream's module graph in full/
     wheels      the built wheels: version flags, each wheel read once, audit, tag, collect

@@ -14,6 +14,7 @@ build the ROCm wheels.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from . import inputs, options, sandbox
@@ -54,6 +55,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for dest, check in CHECKED_VALUES.items():
         if getattr(args, dest) is not None:
             setattr(args, dest, check(getattr(args, dest)))
+    args.host = args.host or sandbox.host_from_env(os.environ.get(sandbox.HOST_ENV))
+    if args.host and getattr(args, "mode", "kernels") == "full":
+        raise inputs.InputError("--mode=full runs upstream's graph with the sandbox's Debian Bazel (full/debian.bazelrc), "
+                                "not in host mode: drop --host (or unset JAX_ROCM_HOST) for full mode")
     return args
 
 

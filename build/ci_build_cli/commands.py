@@ -1,5 +1,5 @@
-"""The subcommands that build no wheel: doctor (the sandbox and Bazel work offline) and
-native (the PJRT plugin and the FFI modules)."""
+"""The subcommands that build no wheel: doctor (the sandbox and Bazel work offline; in host
+mode, this machine's Bazel, ROCm and Pythons) and native (the PJRT plugin and the FFI modules)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import shlex
 import sys
 import time
 
-from . import sandbox, sources, toolkit
+from third_party.gpus import find_rocm_config as finder
+
+from . import pythons, sandbox, sources, toolkit
 from .paths import SANDBOX
 
 NATIVE_TARGETS = ["//:xla_rocm_plugin", "//jaxlib/rocm:rocm_extensions"]
@@ -16,13 +18,18 @@ NATIVE_TESTS = ["//tests/native:all"]
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    """Provision the sandbox and show what it found; fail if Bazel cannot analyse this workspace offline."""
+    """Provision the sandbox and show what it found; fail if Bazel cannot analyse this workspace offline.
+    In host mode (--host): show this machine's Bazel, ROCm and Pythons, and fail if its Bazel cannot
+    analyse this workspace."""
+    if sandbox.host_mode(args):
+        return host_doctor(args)
     t0 = time.monotonic()
     steps = [
         SANDBOX + ["ensure", f"--rocm={args.rocm}"],
         SANDBOX + ["info"],
         SANDBOX + ["run", "--", "bazel", "build", "--nobuild", "//..."],
     ]
+    sandbox.require_root(args)
     for cmd in steps:
         rc = sandbox.run(cmd, args.dry_run)
         if rc != 0:
@@ -33,6 +40,28 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0
 
 
+def host_doctor(args: argparse.Namespace) -> int:
+    """Host mode's doctor: the user's Bazel (its version), the toolkit the finder finds here,
+    the Pythons wheels would be built for, then an analysis of the workspace with the build's flags."""
+    toolkit.check_inputs(args)
+    toolkit.announce_rocm_source(args)
+    path = toolkit.args_rocm_source(args).repo_env.get("ROCM_PATH")
+    bazel = sandbox.bazel(args)
+    steps = [
+        bazel + ["--version"],
+        [sys.executable, finder.__file__, "--format=text", *(["--rocm-path", path] if path else [])],
+    ]
+    rc = sandbox.provision(args, "full") or sandbox.run_steps("doctor", steps, args.dry_run)
+    if rc:
+        return rc
+    found = pythons.find_host_interpreters()
+    print("ci_build doctor: Pythons with headers on PATH: " +
+          (", ".join(f"{i.version} ({i.path})" for i in found) or "none"), file=sys.stderr)
+    for line in pythons.left_out(found, host=True):
+        print(f"ci_build doctor: {line}", file=sys.stderr)
+    return sandbox.run_steps("doctor", [bazel + ["build", "--nobuild", *sandbox.bazel_flags(args), "//..."]], args.dry_run)
+
+
 def cmd_native(args: argparse.Namespace) -> int:
     """Build the native artifacts: XLA's ROCm PJRT plugin (//:xla_rocm_plugin) and JAX's ROCm FFI modules."""
     toolkit.check_inputs(args)
@@ -40,6 +69,6 @@ def cmd_native(args: argparse.Namespace) -> int:
     if rc:
         return rc
     toolkit.announce_rocm_source(args)
-    return sandbox.provision("full", args.dry_run) or sandbox.run_steps("native", [
-        sandbox.sandbox_run(args) + ["bazel", "build", *sandbox.bazel_flags(args), *NATIVE_TARGETS],
+    return sandbox.provision(args, "full") or sandbox.run_steps("native", [
+        sandbox.bazel(args) + ["build", *sandbox.bazel_flags(args), *NATIVE_TARGETS],
     ], args.dry_run)

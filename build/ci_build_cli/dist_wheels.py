@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import sys
 from pathlib import Path
 
@@ -26,6 +27,22 @@ from .paths import CHECKOUT
 ROCM_REPOSITORY = {"kernels": "_main~rocm~local_config_rocm", "full": full.OUR_ROCM}
 
 
+# --compiler=clang: the sandbox's clang (Debian sid's LLVM 22).
+SANDBOX_CLANG = "/usr/lib/llvm-22/bin/clang"
+
+
+def clang(args: argparse.Namespace) -> str:
+    """The clang of --compiler=clang: the sandbox's; in host mode the same path where this machine
+    has it (the same flags, the same build), else the clang on PATH (InputError if none)."""
+    if not sandbox.host_mode(args) or Path(SANDBOX_CLANG).exists():
+        return SANDBOX_CLANG
+    found = shutil.which("clang")
+    if not found:
+        raise inputs.InputError(f"--compiler=clang in host mode: no clang on PATH (nor {SANDBOX_CLANG}): install clang, "
+                                "or leave --compiler out")
+    return found
+
+
 def step(number: int, what: str) -> None:
     print(f"ci_build dist_wheels [{number}/3]: {what}", file=sys.stderr, flush=True)
 
@@ -33,10 +50,10 @@ def step(number: int, what: str) -> None:
 def toolkit_versions(args: argparse.Namespace) -> tuple[str, list[str | None]]:
     """(which toolkit, the ROCm release(s) it says it is), before any build, for a toolkit folder
     or the default search: the finder over the toolkit the build will use (in the sandbox, where
-    it looks). A TheRock tarball: toolkit.check_inputs (its name), check_fetched_toolkit (its manifest)."""
+    it looks; in host mode on this machine). A TheRock tarball: toolkit.check_inputs (its name), check_fetched_toolkit (its manifest)."""
     path = toolkit.args_rocm_source(args).repo_env.get("ROCM_PATH")
     probe = ["python3", finder.__file__] + (["--rocm-path", path] if path else [])
-    result = sandbox.spawn(sandbox.sandbox_run(args) + probe, cwd=CHECKOUT, capture_output=True, text=True)
+    result = sandbox.spawn(sandbox.wrap(args, probe), cwd=CHECKOUT, capture_output=True, text=True)
     if result.returncode != 0:
         return f"the toolkit at {path or 'the default search'}", [None]
     config = json.loads(result.stdout)
@@ -95,7 +112,7 @@ def cmd_dist_wheels(args: argparse.Namespace) -> int:
     note = toolkit.therock_targets_note(args.therock_path, args.amdgpu_targets) if args.therock_path else None
     if note:
         print(f"ci_build dist_wheels: {note}", file=sys.stderr)
-    rc = sandbox.provision("full", args.dry_run)
+    rc = sandbox.provision(args, "full")
     if rc:
         return rc
     tarball = toolkit.tarball_release(args)
@@ -104,10 +121,11 @@ def cmd_dist_wheels(args: argparse.Namespace) -> int:
         if not inputs.version_agrees(args.rocm_version, versions):
             print(f"ci_build dist_wheels: {toolkit.version_mismatch(args.rocm_version, where, versions)}", file=sys.stderr)
             return 2
-    found = pythons.find_interpreters()
-    interpreters = pythons.pick_interpreters(args.python_versions, found)
+    host = sandbox.host_mode(args)
+    found = pythons.find_host_interpreters() if host else pythons.find_interpreters()
+    interpreters = pythons.pick_interpreters(args.python_versions, found, host)
     if not args.python_versions:
-        for line in pythons.left_out(found):
+        for line in pythons.left_out(found, host):
             print(f"ci_build dist_wheels: {line}", file=sys.stderr)
     binds = [i.bind for i in interpreters if i.bind]
     flags = sandbox.bazel_flags(args) + ["--config=rocm_release"] + wheels.wheel_flags(args)
@@ -119,7 +137,7 @@ def cmd_dist_wheels(args: argparse.Namespace) -> int:
         # --compiler configures the sandbox's own toolchain (--host-toolchain=sandbox).
         flags.insert(flags.index("--config=rocm") + 1, "--config=manylinux_2_28")
     if args.compiler == "clang":
-        flags.append("--repo_env=CC=/usr/lib/llvm-22/bin/clang")
+        flags.append(f"--repo_env=CC={clang(args)}")
     if RBE_CONFIGS[args.rbe]:
         flags.insert(0, f"--config={RBE_CONFIGS[args.rbe]}")
     if os.environ.get("SOURCE_DATE_EPOCH"):
@@ -138,7 +156,7 @@ def cmd_dist_wheels(args: argparse.Namespace) -> int:
         bazel = full.full_bazel(args, binds)
         workspace = full.FULL
     else:
-        bazel = sandbox.sandbox_run(args, binds) + ["bazel"]
+        bazel = sandbox.bazel(args, binds)
     build_args = [*flags, "//:jax_rocm_wheels"]
     build = bazel + ["build", *build_args]
     if args.rocm_version and tarball:

@@ -35,6 +35,11 @@ DIST_WHEELS = ("dist_wheels",)
 
 OPTIONS = (
     Option(("--dry-run",), GENERAL, dict(action="store_true", help="print the commands without running them")),
+    Option(("--host",), GENERAL, dict(
+        action="store_true",
+        help="host mode: no sandbox; run your own Bazel ($BAZEL, else bazelisk, else bazel on PATH) on this machine, "
+             "with your ROCm and your Pythons (every python3.X on PATH with headers); the same checks, wheels, audit "
+             "and tags (also JAX_ROCM_HOST=1; docs/host-mode.md)")),
     Option(("--sources",), SOURCES, dict(
         choices=("pinned", "examples"), default="pinned",
         help="pinned: XLA and JAX from third_party/{xla,jax}/pin.json (needs network the first time); examples: "

@@ -90,7 +90,7 @@ def check_rocm_names(args: argparse.Namespace, texts: list[tuple[str, str]]) -> 
     files["BUILD.bazel"] = ""  # so that the pattern below matches even with no symbol
     with probe_package(files, "p") as (_, package):
         expression = " + ".join([f"set({' '.join(labels)})"] * bool(labels) + [f"{package}/...:all"])
-        cmd = sandbox.sandbox_run(args) + ["bazel", "query", "--keep_going", *toolkit.rocm_flags(args), "--output=label", expression]
+        cmd = sandbox.bazel(args) + ["query", "--keep_going", *toolkit.rocm_flags(args), "--output=label", expression]
         print("+ " + shlex.join(cmd), file=sys.stderr, flush=True)
         result = sandbox.spawn(cmd, cwd=CHECKOUT, capture_output=True, text=True)
     present = preflight_names.present_labels(result.stdout)
@@ -129,14 +129,15 @@ def check_rocm_calls(args: argparse.Namespace, texts: list[tuple[str, str]]) -> 
         return 0
     with probe_package(probe.files, "c") as (where, package):
         flags = shlex.join(toolkit.rocm_flags(args))
+        bazel = shlex.join(sandbox.bazel_word(args))
         # One sandbox run, one Bazel server: each command's errors in a file of its own.
-        script = [f"bazel query --keep_going {flags} {package}/{preflight_calls.CALLS_DIR}/...:all >/dev/null 2>{where}/calls.err",
-                  f"bazel build --nobuild --keep_going {flags} {package}/{preflight_calls.ANALYSIS_DIR}:all 2>{where}/analysis.err"]
+        script = [f"{bazel} query --keep_going {flags} {package}/{preflight_calls.CALLS_DIR}/...:all >/dev/null 2>{where}/calls.err",
+                  f"{bazel} build --nobuild --keep_going {flags} {package}/{preflight_calls.ANALYSIS_DIR}:all 2>{where}/analysis.err"]
         settings = sorted(probe.flag_settings.items())
         for n, ((setting, value), target) in enumerate(settings):
-            script.append(f"bazel build --nobuild {flags} {shlex.quote(f'--{setting}={value}')} "
+            script.append(f"{bazel} build --nobuild {flags} {shlex.quote(f'--{setting}={value}')} "
                           f"{package}/{preflight_calls.ANALYSIS_DIR}:{target} 2>{where}/flag{n}.err")
-        cmd = sandbox.sandbox_run(args) + ["sh", "-c", "; ".join(script) + "; true"]
+        cmd = sandbox.wrap(args, ["sh", "-c", "; ".join(script) + "; true"])
         print("+ " + shlex.join(cmd), file=sys.stderr, flush=True)
         sandbox.spawn(cmd, cwd=CHECKOUT)
         read = lambda name: (where / name).read_text() if (where / name).is_file() else ""  # noqa: E731
@@ -187,7 +188,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
             print("ci_build preflight: which XLA? Pass --xla-source-dir=DIR, set JAXCI_XLA_GIT_DIR=DIR, or "
                   "JAXCI_CLONE_MAIN_XLA=1 to clone XLA's main branch.", file=sys.stderr)
             return 2
-    rc = sources.check_local_sources(args) or sandbox.run(SANDBOX + ["ensure", "--rocm=full"], args.dry_run)
+    rc = sources.check_local_sources(args) or (0 if sandbox.host_mode(args) else
+                                               sandbox.run(SANDBOX + ["ensure", "--rocm=full"], args.dry_run))
     # Full mode's graph applies JAX's patches (full/jax_patches): written first, so that
     # `--mode=full preflight --names-only` is also how to write them without a build.
     rc = rc or (full.prepare(args) if args.mode == "full" else 0)
@@ -212,10 +214,13 @@ def cmd_preflight(args: argparse.Namespace) -> int:
         return rc
     toolkit.announce_rocm_source(args)
     flags = sandbox.bazel_flags(args)
+    host = sandbox.host_mode(args)
+    if host:
+        sandbox.provision(args, "full")  # the pinned PyPI archives (the sandbox's PREFETCH below also fetches abseil)
     return sandbox.run_steps("preflight", [
-        PREFETCH,
-        sandbox.sandbox_run(args) + ["bazel", "build", *flags, *NATIVE_TARGETS],
-        sandbox.sandbox_run(args) + ["bazel", "test", *flags, *NATIVE_TESTS],
+        *([] if host else [PREFETCH]),
+        sandbox.bazel(args) + ["build", *flags, *NATIVE_TARGETS],
+        sandbox.bazel(args) + ["test", *flags, *NATIVE_TESTS],
     ], args.dry_run)
 
 

@@ -1,4 +1,5 @@
-"""The CPython interpreters wheels are built for: the sandbox's and the host's, with headers."""
+"""The CPython interpreters wheels are built for: the sandbox's and the host's, with headers;
+in host mode (--host) every python3.X on PATH with headers, /usr's included."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from .paths import SANDBOX
 @dataclasses.dataclass(frozen=True)
 class Interpreter:
     version: str  # "3.11"
-    path: str  # as seen inside the sandbox
-    bind: str | None  # a host prefix to mount into the sandbox, None for the sandbox's own
+    path: str  # as seen inside the sandbox (host mode: on this machine)
+    bind: str | None  # a host prefix to mount into the sandbox, None for the sandbox's own (and in host mode)
 
 
 # The Pythons JAX publishes jaxlib and plugin wheels for (upstream's ci_build default).
@@ -52,16 +53,32 @@ def find_interpreters() -> list[Interpreter]:
     return [found[v] for v in sorted(found, key=lambda v: tuple(map(int, v.split("."))))]
 
 
-def left_out(found: list[Interpreter]) -> list[str]:
-    """One line for each Python JAX publishes for that no interpreter found here serves."""
+def find_host_interpreters() -> list[Interpreter]:
+    """Host mode: every python3.X on PATH (then the one running ci_build) with headers, under
+    /usr too, each at the path PATH gives it; the first of each version wins."""
+    found: dict[str, Interpreter] = {}
+    candidates = [shutil.which(f"python3.{minor}") for minor in range(10, 16)] + [sys.executable]
+    for exe in filter(None, candidates):
+        probe = _probe([exe])
+        if probe and probe[0] not in found and Path(probe[2], "Python.h").exists():
+            found[probe[0]] = Interpreter(probe[0], exe, None)
+    return [found[v] for v in sorted(found, key=lambda v: tuple(map(int, v.split("."))))]
+
+
+def left_out(found: list[Interpreter], host: bool = False) -> list[str]:
+    """One line for each Python JAX publishes for that no interpreter found here serves, saying
+    how to add it in this mode (sandbox, or host mode)."""
     have = ", ".join(i.version for i in found) or "none"
-    return [f"Python {v} left out: no interpreter with headers (found: {have}); install python{v} with its headers "
-            "under a prefix of its own on the host (pyenv, python.org; the sandbox's /usr is Debian sid's, not the "
-            "host's) and it is mounted into the sandbox"
+    return [f"Python {v} left out: no interpreter with headers (found: {have}); " + (
+            f"install python{v} and its headers (python{v}-dev, or pyenv, python.org) so that python{v} is on PATH"
+            if host else
+            f"install python{v} with its headers under a prefix of its own on the host (pyenv, python.org; the "
+            "sandbox's /usr is Debian sid's, not the host's) and it is mounted into the sandbox, or build in host "
+            f"mode (--host) with your own python{v}-dev")
             for v in PUBLISHED if v not in {i.version for i in found}]
 
 
-def pick_interpreters(requested: str | None, found: list[Interpreter]) -> list[Interpreter]:
+def pick_interpreters(requested: str | None, found: list[Interpreter], host: bool = False) -> list[Interpreter]:
     """The interpreters asked for (InputError naming each one missing); by default those found
     of the versions JAX publishes for."""
     if not requested:
@@ -71,6 +88,10 @@ def pick_interpreters(requested: str | None, found: list[Interpreter]) -> list[I
     missing = [v for v in wanted if v not in by_version]
     if missing:
         have = ", ".join(f"{i.version} ({i.path})" for i in found) or "none"
+        first = missing[0]
+        how = (f"install python{first} and its headers (python{first}-dev) so that python{first} is on PATH" if host else
+               f"install python{first} with its headers under a prefix of its own (pyenv, python.org: mounted into the "
+               f"sandbox), or build in host mode (--host) with your own python{first}-dev")
         raise InputError(f"no interpreter with headers for Python {', '.join(missing)}; found: {have}. "
-                         "Install pythonX.Y and its -dev package, or ask only for the versions found.")
+                         f"To add one, {how}; or ask only for the versions found.")
     return [by_version[v] for v in wanted]

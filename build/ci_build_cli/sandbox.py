@@ -1,6 +1,10 @@
 """How ci_build runs things: every command through spawn (none outlives ci_build), in the
-sandbox (tools/sandbox.py run) with the host folders the build reads mounted, with the Bazel
-flags every build shares, one build per checkout at a time."""
+sandbox (tools/sandbox.py run) with the host folders the build reads mounted, or in host mode
+(--host, JAX_ROCM_HOST=1) directly on this machine with the user's own Bazel; with the Bazel
+flags every build shares, one build per checkout at a time.
+
+Every command that builds or probes goes through `wrap` or `bazel` (which mode, in one place);
+`provision` readies what either mode needs before Bazel runs."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import fcntl
 import hashlib
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,6 +23,7 @@ import time
 from pathlib import Path
 
 from . import sources, toolkit
+from .inputs import InputError
 from .paths import CACHE, CHECKOUT, PREFETCH, SANDBOX
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -42,17 +48,35 @@ def run(cmd: list[str], dry_run: bool) -> int:
     return spawn(cmd, cwd=CHECKOUT).returncode
 
 
-def provision(rocm: str, dry_run: bool) -> int:
-    """The sandbox (`ensure`) and the pinned archives (prefetch.py). The PyPI wheels need no
-    sandbox: they download while the sandbox is built; the Debian source (abseil) after it."""
+def provision(args: argparse.Namespace, rocm: str) -> int:
+    """What a build needs before Bazel runs. Sandboxed: the sandbox (`ensure`) and the pinned
+    archives (prefetch.py; the PyPI wheels need no sandbox: they download while the sandbox is
+    built, the Debian source (abseil) after it). Host mode: the pinned PyPI wheels with pip into
+    HOST_DISTDIR, which the build names with --distdir (where pip reaches PyPI and Java does
+    not); a failure there is a note, not an error: the user's Bazel may fetch them itself."""
+    if host_mode(args):
+        fetch = PREFETCH + ["--pypi-only", f"--distdir={HOST_DISTDIR}"]
+        if run(fetch, args.dry_run):
+            print(f"ci_build: host mode: pip could not fetch the pinned PyPI archives into {HOST_DISTDIR} (above); "
+                  "your Bazel downloads them itself, or takes them from a --distdir of your bazelrc", file=sys.stderr)
+        return 0
+    require_root(args)
     pypi = PREFETCH + ["--pypi-only"]
     print("+ " + shlex.join(pypi) + " &", file=sys.stderr, flush=True)
-    background = None if dry_run else subprocess.Popen(pypi, cwd=CHECKOUT, preexec_fn=_die_with_ci_build)
+    background = None if args.dry_run else subprocess.Popen(pypi, cwd=CHECKOUT, preexec_fn=_die_with_ci_build)
     try:
-        rc = run(SANDBOX + ["ensure", f"--rocm={rocm}"], dry_run)
+        rc = run(SANDBOX + ["ensure", f"--rocm={rocm}"], args.dry_run)
     finally:
         pypi_rc = background.wait() if background else 0
-    return rc or pypi_rc or run(PREFETCH, dry_run)
+    return rc or pypi_rc or run(PREFETCH, args.dry_run)
+
+
+def require_root(args: argparse.Namespace) -> None:
+    """The sandbox needs root; without it, one line pointing at host mode (not a switch to it:
+    the same command line builds the same way wherever it runs)."""
+    if not args.dry_run and os.geteuid() != 0:
+        raise InputError("the sandbox needs root (it mounts and chroots; in a container, --privileged): run as root, "
+                         "or build with your own Bazel, ROCm and Pythons on this machine: --host (docs/host-mode.md)")
 
 
 def run_steps(name: str, steps: list[list[str]], dry_run: bool) -> int:
@@ -104,6 +128,72 @@ def sandbox_run(args: argparse.Namespace, extra_binds: list[str] = ()) -> list[s
 
 def bazel_flags(args: argparse.Namespace) -> list[str]:
     """The Bazel flags every build command shares, spelled as users type them (tools/bazel
-    turns --override_repository=xla=DIR into the canonical name Bazel needs)."""
-    return toolkit.rocm_flags(args) + [f"--override_repository={name}={path}"
-                                       for name, path in sorted(sources.source_dirs(args).items())]
+    turns --override_repository=xla=DIR into the canonical name Bazel needs); in host mode also
+    the distdir `provision` filled (inside the sandbox, its /etc/bazel.bazelrc names its own)."""
+    flags = toolkit.rocm_flags(args) + [f"--override_repository={name}={path}"
+                                        for name, path in sorted(sources.source_dirs(args).items())]
+    return flags + ([f"--distdir={HOST_DISTDIR}"] if host_mode(args) else [])
+
+
+# ---- host mode: the user's Bazel, ROCm and Pythons, no sandbox ----------------------------
+
+HOST_ENV = "JAX_ROCM_HOST"
+# Where host mode's prefetch puts the pinned PyPI archives (prefetch.py's default too).
+HOST_DISTDIR = CACHE / "distdir"
+TOOLS_BAZEL = CHECKOUT / "tools" / "bazel"
+
+
+def host_mode(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "host", False))
+
+
+def host_from_env(value: str | None) -> bool:
+    """JAX_ROCM_HOST: 1 is host mode, 0 or unset the sandbox; anything else is an InputError."""
+    value = (value or "").strip()
+    if value not in ("", "0", "1"):
+        raise InputError(f"{HOST_ENV}={value} (from the environment) is neither 1 (host mode: your Bazel, ROCm and "
+                         f"Pythons) nor 0 (the sandbox): set it to one of them, or unset it")
+    return value == "1"
+
+
+def find_host_bazel(env: dict[str, str]) -> str:
+    """The user's Bazel: $BAZEL, else bazelisk, else bazel on PATH (InputError naming what to
+    install or set when there is none)."""
+    given = env.get("BAZEL", "").strip()
+    path = env.get("PATH", os.defpath)
+    if given:
+        found = shutil.which(given, path=path)
+        if not found:
+            raise InputError(f"BAZEL={given} (from the environment) is not an executable on this machine: point it at "
+                             "your bazelisk or bazel, or unset it to use the one on PATH")
+        return found
+    for name in ("bazelisk", "bazel"):
+        found = shutil.which(name, path=path)
+        if found and Path(found).resolve() != TOOLS_BAZEL.resolve():
+            return found
+    raise InputError("host mode (--host) runs your own Bazel, and none is on PATH: install bazelisk (it takes "
+                     ".bazelversion's Bazel 7.7.1) or Bazel 7, or set BAZEL=/path/to/bazel; or drop --host to build in "
+                     "the sandbox (as root)")
+
+
+def host_bazel() -> list[str]:
+    """The user's Bazel through this checkout's tools/bazel (as bazelisk and Bazel's own
+    launcher do), so that --override_repository=xla=DIR means what ci_build means by it
+    whichever Bazel it is; a launcher that runs tools/bazel again passes the flags through."""
+    return ["env", f"BAZEL_REAL={find_host_bazel(dict(os.environ))}", sys.executable, str(TOOLS_BAZEL)]
+
+
+def wrap(args: argparse.Namespace, cmd: list[str], extra_binds: list[str] = ()) -> list[str]:
+    """`cmd` as this build runs it: in the sandbox with the folders it reads mounted, or, in
+    host mode, as it is, on this machine."""
+    return list(cmd) if host_mode(args) else sandbox_run(args, extra_binds) + list(cmd)
+
+
+def bazel_word(args: argparse.Namespace) -> list[str]:
+    """Bazel as a command run by `wrap` (or a script it runs) names it: the sandbox's `bazel`, or the user's."""
+    return host_bazel() if host_mode(args) else ["bazel"]
+
+
+def bazel(args: argparse.Namespace, extra_binds: list[str] = ()) -> list[str]:
+    """The Bazel command of this build: the sandbox's (Debian's 7.7.1) or, in host mode, the user's."""
+    return wrap(args, bazel_word(args), extra_binds)

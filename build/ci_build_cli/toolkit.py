@@ -53,10 +53,10 @@ def toolkit_binds(path: Path) -> tuple[str, ...]:
 
 
 def rocm_source(rocm_path: str | None, therock_path: str | None, therock_sha256: str | None,
-                ambient: str | None) -> RocmSource:
+                ambient: str | None, host: bool = False) -> RocmSource:
     """The toolkit of this build; precedence: --rocm-path, --therock-path, then the ROCM_PATH
-    of the environment (AMD's install guides export it), then the sandbox's own search.
-    An explicit flag wins over the environment with a note; an ambient ROCM_PATH that does
+    of the environment (AMD's install guides export it), then the sandbox's own search (in host
+    mode, `host`: the search on this machine). An explicit flag wins over the environment with a note; an ambient ROCM_PATH that does
     not exist is an error naming the variable (SystemExit)."""
     ambient = (ambient or "").strip()
     if rocm_path and therock_path:
@@ -64,7 +64,7 @@ def rocm_source(rocm_path: str | None, therock_path: str | None, therock_sha256:
     over = f" (over ROCM_PATH={ambient} from the environment)" if ambient else ""
     if rocm_path:
         path = Path(os.path.abspath(Path(rocm_path).expanduser()))
-        if not is_sandbox_own(path) and not path.is_dir():
+        if (host or not is_sandbox_own(path)) and not path.is_dir():
             raise SystemExit(f"ci_build: --rocm-path={rocm_path}: {path} is not a directory on this machine; give the "
                              "toolkit's root (e.g. /opt/rocm-7.2.4, an extracted TheRock tarball, what `rocm-sdk path "
                              "--root` prints), or leave it out to use the sandbox's ROCm")
@@ -82,7 +82,8 @@ def rocm_source(rocm_path: str | None, therock_path: str | None, therock_sha256:
             raise SystemExit(f"ci_build: ROCM_PATH={ambient} (from the environment) does not exist on this machine; "
                              "unset it (`unset ROCM_PATH`, or `env -u ROCM_PATH python3 build/ci_build ...`) to build "
                              "against the sandbox's ROCm, point it at a ROCm toolkit, or pass --rocm-path/--therock-path")
-        where = "the sandbox's own" if is_sandbox_own(path) else "mounted into the sandbox at the same path"
+        where = ("this machine's: host mode" if host else
+                 "the sandbox's own" if is_sandbox_own(path) else "mounted into the sandbox at the same path")
         return RocmSource((f"--repo_env=ROCM_PATH={path}",), toolkit_binds(path),
                           f"ci_build: using ROCm from ROCM_PATH={ambient} (the environment; {where}); "
                           "--rocm-path or --therock-path choose another")
@@ -91,7 +92,7 @@ def rocm_source(rocm_path: str | None, therock_path: str | None, therock_sha256:
 
 def args_rocm_source(args: argparse.Namespace) -> RocmSource:
     return rocm_source(args.rocm_path, getattr(args, "therock_path", None), getattr(args, "therock_sha256", None),
-                       os.environ.get("ROCM_PATH"))
+                       os.environ.get("ROCM_PATH"), getattr(args, "host", False))
 
 
 def rocm_flags(args: argparse.Namespace) -> list[str]:

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 import urllib.error
 import zipfile
@@ -313,6 +314,27 @@ def test_each_published_python_left_out_gets_one_line_saying_how_to_add_it():
     assert pythons.left_out([]) and all("(found: none)" in line for line in pythons.left_out([]))
 
 
+def test_in_host_mode_a_python_left_out_is_added_on_path():
+    (line,) = pythons.left_out(FOUND, host=True)
+    assert line.endswith("install python3.13 and its headers (python3.13-dev, or pyenv, python.org) so that python3.13 "
+                         "is on PATH")
+    assert "--host" in pythons.left_out(FOUND)[0] and "--host" not in line
+
+
+def test_host_mode_finds_each_python_on_path_with_headers_under_usr_too(tmp_path, monkeypatch):
+    """/usr's Pythons count in host mode (the sandboxed mode cannot mount them); one without
+    headers does not; each at the path PATH gives it."""
+    probes = {"/usr/bin/python3.13": "3.13 /usr /usr/include/python3.13", "/usr/bin/python3.12": "3.12 /usr /nowhere",
+              "/opt/py/bin/python3.14": "3.14 /opt/py /usr/include/python3.13", "/venv/bin/python": "3.13 /usr x"}
+    monkeypatch.setattr(pythons.shutil, "which", lambda name: {"python3.12": "/usr/bin/python3.12", "python3.13":
+                        "/usr/bin/python3.13", "python3.14": "/opt/py/bin/python3.14"}.get(name))
+    monkeypatch.setattr(pythons.sys, "executable", "/venv/bin/python")
+    monkeypatch.setattr(pythons, "_probe", lambda cmd: probes[cmd[0]].split())
+    monkeypatch.setattr(pythons.Path, "exists", lambda p: str(p) == "/usr/include/python3.13/Python.h")
+    assert pythons.find_host_interpreters() == [pythons.Interpreter("3.13", "/usr/bin/python3.13", None),
+                                               pythons.Interpreter("3.14", "/opt/py/bin/python3.14", None)]
+
+
 def test_pick_interpreters_keeps_the_requested_order():
     picked = pythons.pick_interpreters("3.14, 3.11,", FOUND)
     assert [i.version for i in picked] == ["3.14", "3.11"]
@@ -325,7 +347,11 @@ def test_pick_interpreters_missing_version_lists_those_found():
     message = str(error.value)
     assert message.split("found:")[0].endswith("for Python 3.13; ")  # only the missing one
     assert "3.11 (/usr/bin/python3.11)" in message and "3.12 (/opt/py312/bin/python3.12)" in message
-    assert "Install pythonX.Y and its -dev package" in message
+    # Sandboxed: a prefix of its own, or host mode with the user's own -dev package; host mode: PATH.
+    assert "or build in host mode (--host) with your own python3.13-dev; or ask only" in message
+    with pytest.raises(inputs.InputError) as error:
+        pythons.pick_interpreters("3.13", FOUND, host=True)
+    assert "install python3.13 and its headers (python3.13-dev) so that python3.13 is on PATH" in str(error.value)
 
 
 def test_pick_interpreters_none_found():
@@ -597,11 +623,12 @@ def recorded(monkeypatch):
     monkeypatch.setattr(sources.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
     monkeypatch.delenv("ROCM_PATH", raising=False)  # the tests set it where it matters
+    monkeypatch.delenv(sandbox.HOST_ENV, raising=False)  # sandboxed unless a test asks for host mode
     return commands
 
 
 def bazel_build(commands) -> list[str]:
-    builds = [cmd for cmd, _ in commands if "bazel" in cmd and "build" in cmd]
+    builds = [cmd for cmd, _ in commands if "build" in cmd and any(w == "bazel" or w.endswith("/tools/bazel") for w in cmd)]
     assert len(builds) == 1, commands
     return builds[0]
 
@@ -717,6 +744,140 @@ def test_dist_wheels_by_default_names_each_published_python_it_leaves_out(record
     err = capsys.readouterr().err
     assert [v for v in pythons.PUBLISHED if f"Python {v} left out" in err] == ["3.11", "3.12", "3.13"]
     assert "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.14" in bazel_build(recorded)
+
+
+# --- host mode (--host): the user's Bazel, ROCm and Pythons, no sandbox -------------------
+
+
+def fake_executable(folder: Path, name: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text("#!/bin/sh\n")
+    (folder / name).chmod(0o755)
+    return folder / name
+
+
+def test_the_users_bazel_is_BAZEL_then_bazelisk_then_bazel(tmp_path):
+    bazel = fake_executable(tmp_path / "a", "bazel")
+    path = f"{tmp_path / 'a'}:{tmp_path / 'b'}"
+    assert sandbox.find_host_bazel({"PATH": path}) == str(bazel)
+    bazelisk = fake_executable(tmp_path / "b", "bazelisk")
+    assert sandbox.find_host_bazel({"PATH": path}) == str(bazelisk)  # bazelisk first, wherever it is on PATH
+    mine = fake_executable(tmp_path / "c", "my-bazel")
+    assert sandbox.find_host_bazel({"PATH": path, "BAZEL": str(mine)}) == str(mine)
+    assert sandbox.find_host_bazel({"PATH": f"{tmp_path / 'c'}", "BAZEL": "my-bazel"}) == str(mine)
+
+
+@pytest.mark.parametrize("env, says", [
+    ({"PATH": "/nonexistent"}, "host mode (--host) runs your own Bazel, and none is on PATH: install bazelisk"),
+    ({"PATH": "/nonexistent", "BAZEL": "/opt/no-bazel"}, "BAZEL=/opt/no-bazel (from the environment) is not an executable"),
+])
+def test_no_bazel_for_host_mode_is_one_line_naming_what_to_install_or_set(env, says):
+    with pytest.raises(inputs.InputError, match=re.escape(says)):
+        sandbox.find_host_bazel(env)
+
+
+def test_this_checkouts_tools_bazel_on_path_is_not_the_users_bazel(tmp_path):
+    assert (CHECKOUT / "tools" / "bazel").exists()
+    with pytest.raises(inputs.InputError, match="none is on PATH"):
+        sandbox.find_host_bazel({"PATH": str(CHECKOUT / "tools")})
+
+
+@pytest.mark.parametrize("how", [["--host"], "JAX_ROCM_HOST=1"])  # --host anywhere: test_every_option_is_accepted...
+def test_host_mode_runs_the_users_bazel_with_the_same_flags_and_no_sandbox(recorded, monkeypatch, tmp_path, how):
+    assert cli.main(DRY_RUN + ["--python-versions=3.14"]) == 0  # sandboxed, for comparison
+    assert recorded[0][0] == sandbox.SANDBOX + ["ensure", "--rocm=full"]
+    sandboxed = bazel_build(recorded)
+    recorded.clear()
+    bazelisk = fake_executable(tmp_path / "bin", "bazelisk")
+    monkeypatch.setenv("PATH", f"{bazelisk.parent}:{os.environ['PATH']}")
+    monkeypatch.delenv("BAZEL", raising=False)
+    monkeypatch.setattr(pythons, "find_interpreters", lambda: pytest.fail("the sandbox was asked for its Pythons"))
+    monkeypatch.setattr(pythons, "find_host_interpreters", lambda: [pythons.Interpreter("3.12", "/usr/bin/python3.12", None)])
+    if isinstance(how, str):
+        monkeypatch.setenv(*how.split("="))
+        how = []
+    assert cli.main(DRY_RUN + ["--python-versions=3.12", *how]) == 0
+    assert not [cmd for cmd, _ in recorded if str(sandbox.SANDBOX[1]) in cmd]  # no tools/sandbox.py at all
+    assert recorded[0][0] == sandbox.PREFETCH + ["--pypi-only", f"--distdir={sandbox.HOST_DISTDIR}"]
+    cmd = bazel_build(recorded)
+    launcher = ["env", f"BAZEL_REAL={bazelisk}", sys.executable, str(CHECKOUT / "tools" / "bazel")]
+    assert cmd[:len(launcher)] == launcher
+    # The sandboxed build's flags, but for the Python and the distdir the prefetch filled.
+    assert f"--distdir={sandbox.HOST_DISTDIR}" in cmd
+    assert [w for w in cmd[len(launcher):] if w != f"--distdir={sandbox.HOST_DISTDIR}"] == [
+        w.replace("python3.14", "python3.12") for w in sandboxed[sandboxed.index("bazel") + 1:]]
+
+
+@pytest.fixture
+def host_recorded(recorded, monkeypatch, tmp_path):
+    """recorded, in host mode: a fake bazelisk on PATH, this machine's Pythons."""
+    bazelisk = fake_executable(tmp_path / "bin", "bazelisk")
+    monkeypatch.setenv("PATH", f"{bazelisk.parent}:{os.environ['PATH']}")
+    monkeypatch.delenv("BAZEL", raising=False)
+    monkeypatch.setattr(pythons, "find_interpreters", lambda: pytest.fail("the sandbox was asked for its Pythons"))
+    monkeypatch.setattr(pythons, "find_host_interpreters",
+                        lambda: [pythons.Interpreter("3.12", "/usr/bin/python3.12", None)])
+    return recorded
+
+
+@pytest.mark.parametrize("sandbox_clang, on_path, expected", [
+    (True, "/usr/bin/clang", dist_wheels.SANDBOX_CLANG),  # the sandboxed build's flag where it can be
+    (False, "/usr/bin/clang", "/usr/bin/clang"),
+    (False, None, None),
+])
+def test_host_modes_clang_is_the_sandboxes_path_if_there_else_path(monkeypatch, sandbox_clang, on_path, expected):
+    monkeypatch.setattr(dist_wheels.Path, "exists", lambda p: sandbox_clang if str(p) == dist_wheels.SANDBOX_CLANG else False)
+    monkeypatch.setattr(dist_wheels.shutil, "which", lambda name: on_path if name == "clang" else None)
+    host = args("--host", "--compiler=clang")
+    assert dist_wheels.clang(args("--compiler=clang")) == dist_wheels.SANDBOX_CLANG
+    if expected:
+        assert dist_wheels.clang(host) == expected
+    else:
+        with pytest.raises(inputs.InputError, match="--compiler=clang in host mode: no clang on PATH"):
+            dist_wheels.clang(host)
+
+
+def test_host_mode_says_how_to_add_a_python_on_path(host_recorded, capsys):
+    assert cli.main(DRY_RUN + ["--host"]) == 0
+    err = capsys.readouterr().err
+    assert "Python 3.11 left out: no interpreter with headers (found: 3.12); install python3.11 and its headers " \
+           "(python3.11-dev, or pyenv, python.org) so that python3.11 is on PATH" in err
+    assert "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.12" in bazel_build(host_recorded)
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--host", "--mode=full", "dist_wheels"], "--mode=full runs upstream's graph with the sandbox's Debian Bazel"),
+    (["dist_wheels"], "JAX_ROCM_HOST=yes (from the environment) is neither 1 (host mode"),
+])
+def test_host_mode_input_errors_are_one_line_exit_2(recorded, monkeypatch, capsys, argv, says):
+    if "--host" not in argv:
+        monkeypatch.setenv(sandbox.HOST_ENV, "yes")
+    assert cli.main(["--sources=examples", "--dry-run", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and says in err and recorded == []
+
+
+def test_host_mode_without_a_bazel_fails_in_one_line_before_bazel(host_recorded, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert cli.main(DRY_RUN + ["--host"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("ci_build: host mode (--host) runs your own Bazel, and none is on PATH")
+    assert not [cmd for cmd, _ in host_recorded if "build" in cmd]
+
+
+def test_the_sandbox_without_root_points_at_host_mode(recorded, monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(sandbox, "CACHE", tmp_path)
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    assert cli.main([a for a in DRY_RUN if a != "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the sandbox needs root" in err and "--host (docs/host-mode.md)" in err
+    assert recorded == []
+
+
+def test_host_mode_documents_itself():
+    doc = (CHECKOUT / "docs" / "host-mode.md").read_text()
+    for word in ("--host", "JAX_ROCM_HOST=1", "BAZEL", "bazelisk", "offline.bazelrc", "--distdir"):
+        assert word in doc, word
 
 
 # --- inputs that contradict each other fail before anything runs ----------------------

@@ -490,3 +490,23 @@ def test_a_truncated_elf_file_is_refused_not_a_traceback(tmp_path, capsys):
     cut.write_bytes(library.read_bytes()[:100])
     assert runpath_tool.main(["--in", str(cut), "--out", str(tmp_path / "out.so")]) == 1
     assert "malformed ELF file" in capsys.readouterr().err
+
+
+def test_rocms_own_dependencies_are_not_the_wheels(tmp_path, monkeypatch):
+    """On a machine whose loader finds ROCm (ci_build --host beside an installed ROCm), auditwheel
+    would follow libamdhip64 into its own dependencies; the audit excludes ROCm as repair
+    --exclude does, and reads the ROCm libraries the wheel needs from its files. Runs auditwheel."""
+    rocm = tmp_path / "rocm"
+    rocm.mkdir()
+    build_library(rocm, "libjaxrocmtestdep.so.1", cflags=("-Wl,-soname,libjaxrocmtestdep.so.1",))
+    build_library(rocm, "libamdhip64.so.7", cflags=("-Wl,-soname,libamdhip64.so.7", f"-L{rocm}",
+                                                    "-Wl,--no-as-needed", "-l:libjaxrocmtestdep.so.1"))
+    library = build_library(tmp_path, "libx.so", cflags=(f"-L{rocm}", "-Wl,--no-as-needed", "-l:libamdhip64.so.7"))
+    wheel = make_wheel(tmp_path / WHEEL, {"demo/_x.so": library.read_bytes()})
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(rocm))
+    plain = json.loads(subprocess.run([wa.sys.executable, "-m", "auditwheel", "show", "--json", str(wheel)],
+                                      capture_output=True, text=True, check=True).stdout)
+    assert "libjaxrocmtestdep.so.1" in plain["external_libs"]  # what auditwheel alone says
+    result = wa.audit(wheel)
+    assert result.rocm_libraries == ("libamdhip64.so.7",) and result.foreign_libraries == (), result
+    assert result.ok, result.problems()
