@@ -60,7 +60,6 @@ def provision(args: argparse.Namespace, rocm: str) -> int:
             print(f"ci_build: host mode: pip could not fetch the pinned PyPI archives into {HOST_DISTDIR} (above); "
                   "your Bazel downloads them itself, or takes them from a --distdir of your bazelrc", file=sys.stderr)
         return 0
-    require_root(args)
     pypi = PREFETCH + ["--pypi-only"]
     print("+ " + shlex.join(pypi) + " &", file=sys.stderr, flush=True)
     background = None if args.dry_run else subprocess.Popen(pypi, cwd=CHECKOUT, preexec_fn=_die_with_ci_build)
@@ -69,14 +68,6 @@ def provision(args: argparse.Namespace, rocm: str) -> int:
     finally:
         pypi_rc = background.wait() if background else 0
     return rc or pypi_rc or run(PREFETCH, args.dry_run)
-
-
-def require_root(args: argparse.Namespace) -> None:
-    """The sandbox needs root; without it, one line pointing at host mode (not a switch to it:
-    the same command line builds the same way wherever it runs)."""
-    if not args.dry_run and os.geteuid() != 0:
-        raise InputError("the sandbox needs root (it mounts and chroots; in a container, --privileged): run as root, "
-                         "or build with your own Bazel, ROCm and Pythons on this machine: --host (docs/host-mode.md)")
 
 
 def run_steps(name: str, steps: list[list[str]], dry_run: bool) -> int:
@@ -173,7 +164,7 @@ def find_host_bazel(env: dict[str, str]) -> str:
             return found
     raise InputError("host mode (--host) runs your own Bazel, and none is on PATH: install bazelisk (it takes "
                      ".bazelversion's Bazel 7.7.1) or Bazel 7, or set BAZEL=/path/to/bazel; or drop --host to build in "
-                     "the sandbox (as root)")
+                     "the sandbox")
 
 
 def host_bazel() -> list[str]:

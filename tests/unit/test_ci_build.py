@@ -865,15 +865,6 @@ def test_host_mode_without_a_bazel_fails_in_one_line_before_bazel(host_recorded,
     assert not [cmd for cmd, _ in host_recorded if "build" in cmd]
 
 
-def test_the_sandbox_without_root_points_at_host_mode(recorded, monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr(sandbox, "CACHE", tmp_path)
-    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
-    assert cli.main([a for a in DRY_RUN if a != "--dry-run"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "the sandbox needs root" in err and "--host (docs/host-mode.md)" in err
-    assert recorded == []
-
-
 def test_host_mode_documents_itself():
     doc = (CHECKOUT / "docs" / "host-mode.md").read_text()
     for word in ("--host", "JAX_ROCM_HOST=1", "BAZEL", "bazelisk", "offline.bazelrc", "--distdir"):

@@ -254,6 +254,7 @@ def test_what_a_rootless_sandbox_lacks_is_one_sentence(monkeypatch, files, which
     with pytest.raises(SandboxError) as e:
         namespaces.rootless_maps()
     assert expected in str(e.value) and "\n" not in str(e.value)
+    assert "as root" in str(e.value) and "build/ci_build --host" in str(e.value), "and the ways around it"
 
 
 def test_a_rootless_sandbox_with_its_ids_maps_them(monkeypatch):

@@ -28,7 +28,7 @@ from sandbox_root import SandboxError, fmt_secs, log
 from sandbox_root.cache import Paths, flock, try_flock_exclusive
 from sandbox_root.environment import host_ca_bundle, sandbox_env, standard_binds
 from sandbox_root.layers import PROFILES, REQUIRED_FREE_GB, STAMP, SUITE, Layer, Plan, Stamp, layers_of, plan, root_id, stamp_for
-from sandbox_root.namespaces import Bind, Enter, enter, rootless_maps
+from sandbox_root.namespaces import NO_SANDBOX, Bind, Enter, enter, rootless_maps
 
 
 def read_stamp(root: Path) -> Stamp | None:
@@ -318,7 +318,7 @@ def bootstrap_commands(partial: Path, paths: Paths, mirror: str) -> list[Enter]:
     mmdebstrap = shutil.which("mmdebstrap")
     if mmdebstrap is None:
         raise SandboxError("building the sandbox without root needs mmdebstrap (Debian 12/Ubuntu 22.04: apt-get install "
-                           "mmdebstrap uidmap, once, by an administrator); or run tools/sandbox.py as root")
+                           "mmdebstrap uidmap, once, by an administrator); or run tools/sandbox.py as root, " + NO_SANDBOX)
     tarball = partial.with_name(partial.name + ".tar")
     partial.mkdir(parents=True)
     return [

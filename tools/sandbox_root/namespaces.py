@@ -112,6 +112,10 @@ def _read(path: str) -> str:
         return ""
 
 
+# The way out when the sandbox cannot be made here at all.
+NO_SANDBOX = "or build with your own Bazel and ROCm, no sandbox: build/ci_build --host (docs/host-mode.md)"
+
+
 def rootless_maps() -> tuple[IdMap, IdMap]:
     """The uid and gid maps of a rootless sandbox, or a SandboxError saying what is missing."""
     uid, gid = os.geteuid(), os.getegid()
@@ -121,19 +125,18 @@ def rootless_maps() -> tuple[IdMap, IdMap]:
             _read("/proc/sys/user/max_user_namespaces").strip() == "0":
         raise SandboxError("tools/sandbox.py without root needs unprivileged user namespaces, which this kernel "
                            "disables: an administrator enables them (sysctl kernel.unprivileged_userns_clone=1 "
-                           "user.max_user_namespaces=15000); or run it as root, or build on the host with "
-                           "`build/ci_build --host` and your own Bazel and ROCm")
+                           "user.max_user_namespaces=15000); or run it as root, " + NO_SANDBOX)
     missing = [tool for tool in ("newuidmap", "newgidmap") if shutil.which(tool) is None]
     if missing:
         raise SandboxError(f"tools/sandbox.py without root needs {' and '.join(missing)} (Debian/Ubuntu package "
-                           "uidmap, Fedora shadow-utils): an administrator installs it once; or run it as root")
+                           "uidmap, Fedora shadow-utils): an administrator installs it once; or run it as root, " + NO_SANDBOX)
     uids = subordinate_range(_read("/etc/subuid"), user, uid)
     gids = subordinate_range(_read("/etc/subgid"), group, gid) or subordinate_range(_read("/etc/subgid"), user, uid)
     if uids is None or gids is None:
         raise SandboxError(f"tools/sandbox.py without root maps the sandbox's own users (postgres, _apt) to {user}'s "
                            f"subordinate ids, and /etc/sub{'uid' if uids is None else 'gid'} gives {user} none: an "
                            f"administrator runs `usermod --add-subuids 100000-165535 --add-subgids 100000-165535 {user}`; "
-                           "or run it as root")
+                           "or run it as root, " + NO_SANDBOX)
     return IdMap(uid, *uids), IdMap(gid, *gids)
 
 
