@@ -56,7 +56,8 @@ def work(sandbox_root):
     folder = Path(tempfile.mkdtemp(prefix="host-mode-", dir="/tmp"))
     folder.chmod(0o755)
     yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+    # Inside the sandbox: run without root, the user's files belong to a subordinate id, ours there.
+    sandbox("run", "--", "rm", "-rf", str(folder), check=False)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +90,7 @@ def host(work, tarball, sandbox_module) -> tuple[dict[str, str], str, float]:
     distdir.mkdir(parents=True)
     for archive in sandbox_module.Paths.default().distdir.iterdir():
         shutil.copyfile(archive, distdir / archive.name)
-    subprocess.run(["chown", "-R", f"{USER}:{USER}", str(user)], check=True)
+    sandbox("run", "--", "chown", "-R", f"{USER}:{USER}", str(user))  # as root there, with root or without
     command = ["setpriv", f"--reuid={USER}", f"--regid={USER}", "--clear-groups",
                "env", f"HOME={home}", f"XDG_CACHE_HOME={cache}",
                "python3", *build_command(tarball, user / "dist", "--host")]
