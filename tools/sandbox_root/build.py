@@ -28,7 +28,7 @@ from sandbox_root import SandboxError, fmt_secs, log
 from sandbox_root.cache import Paths, flock, try_flock_exclusive
 from sandbox_root.environment import host_ca_bundle, sandbox_env, standard_binds
 from sandbox_root.layers import PROFILES, REQUIRED_FREE_GB, STAMP, SUITE, Layer, Plan, Stamp, layers_of, plan, root_id, stamp_for
-from sandbox_root.namespaces import NO_SANDBOX, Bind, Enter, enter, rootless_maps
+from sandbox_root.namespaces import NO_SANDBOX, Bind, Enter, die_with_parent, enter, rootless_maps
 
 
 def read_stamp(root: Path) -> Stamp | None:
@@ -88,7 +88,8 @@ class StepRunner:
     def command(self, spec: Enter, what: str) -> None:
         if spec.argv[0].endswith("mmdebstrap"):
             # As ourselves: it makes and maps a user namespace of its own, which ours could not.
-            rc = subprocess.run(spec.argv, stdout=self.log_file, stderr=self.log_file).returncode
+            # Like every command of ours, it does not outlive us.
+            rc = subprocess.run(spec.argv, stdout=self.log_file, stderr=self.log_file, preexec_fn=die_with_parent).returncode
         else:
             rc = enter(dataclasses.replace(spec, stdout=self.log_file.fileno(), stderr=self.log_file.fileno()))
         if rc != 0:
@@ -236,10 +237,10 @@ def remove_tree(path: Path) -> None:
 
 def collect_garbage(paths: Paths, keep: Path | None) -> None:
     """Delete partial roots and superseded roots no running command uses."""
-    for partial in paths.sandbox.glob("root-*.partial"):
+    for partial in [*paths.sandbox.glob("root-*.partial"), *paths.sandbox.glob("root-*.partial.tar")]:
         log(f"removing unfinished root {partial.name} left by an interrupted ensure")
         remove_tree(partial)
-    old = [p for p in paths.sandbox.glob("root-*") if p != keep and not p.name.endswith(".partial")]
+    old = [p for p in paths.sandbox.glob("root-*") if p != keep and not p.name.endswith((".partial", ".partial.tar"))]
     if not old:
         return
     fd = try_flock_exclusive(paths.use_lock)
