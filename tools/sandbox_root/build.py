@@ -28,7 +28,7 @@ from sandbox_root import SandboxError, fmt_secs, log
 from sandbox_root.cache import Paths, flock, try_flock_exclusive
 from sandbox_root.environment import host_ca_bundle, sandbox_env, standard_binds
 from sandbox_root.layers import PROFILES, REQUIRED_FREE_GB, STAMP, SUITE, Layer, Plan, Stamp, layers_of, plan, root_id, stamp_for
-from sandbox_root.namespaces import NO_SANDBOX, Bind, Enter, die_with_parent, enter, rootless_maps
+from sandbox_root.namespaces import NO_SANDBOX, Bind, Enter, enter, rootless_maps
 
 
 def read_stamp(root: Path) -> Stamp | None:
@@ -86,12 +86,7 @@ class StepRunner:
         log(f"{label}: done in {fmt_secs(time.monotonic() - t0)}")
 
     def command(self, spec: Enter, what: str) -> None:
-        if spec.argv[0].endswith("mmdebstrap"):
-            # As ourselves: it makes and maps a user namespace of its own, which ours could not.
-            # Like every command of ours, it does not outlive us.
-            rc = subprocess.run(spec.argv, stdout=self.log_file, stderr=self.log_file, preexec_fn=die_with_parent).returncode
-        else:
-            rc = enter(dataclasses.replace(spec, stdout=self.log_file.fileno(), stderr=self.log_file.fileno()))
+        rc = enter(dataclasses.replace(spec, stdout=self.log_file.fileno(), stderr=self.log_file.fileno()))
         if rc != 0:
             raise SandboxError(self.explain_failure(what, rc))
 
@@ -237,10 +232,10 @@ def remove_tree(path: Path) -> None:
 
 def collect_garbage(paths: Paths, keep: Path | None) -> None:
     """Delete partial roots and superseded roots no running command uses."""
-    for partial in [*paths.sandbox.glob("root-*.partial"), *paths.sandbox.glob("root-*.partial.tar")]:
+    for partial in paths.sandbox.glob("root-*.partial"):
         log(f"removing unfinished root {partial.name} left by an interrupted ensure")
         remove_tree(partial)
-    old = [p for p in paths.sandbox.glob("root-*") if p != keep and not p.name.endswith((".partial", ".partial.tar"))]
+    old = [p for p in paths.sandbox.glob("root-*") if p != keep and not p.name.endswith(".partial")]
     if not old:
         return
     fd = try_flock_exclusive(paths.use_lock)
@@ -267,13 +262,12 @@ def build_root(paths: Paths, wanted: Sequence[Layer], plan_: Plan, base_root: Pa
     runner = StepRunner(paths, steps)
     log(f"log: {runner.log_path}")
     if fresh:
-        commands = bootstrap_commands(partial, paths, mirror)
+        spec = bootstrap_command(partial, paths, mirror)
 
         def bootstrap() -> None:
-            for spec in commands:
-                runner.command(spec, f"bootstrapping {SUITE}")
+            runner.command(spec, f"bootstrapping {SUITE}")
 
-        tool = "mmdebstrap (without root)" if rootless() else "debootstrap"
+        tool = "mmdebstrap (in a user namespace)" if rootless() else "debootstrap"
         runner.step(f"{tool} {SUITE} (minbase) into {partial.name}", bootstrap)
         runner.step("configure apt (sid + experimental), dpkg and bazel", lambda: configure_root(partial, paths, mirror))
     else:
@@ -309,25 +303,20 @@ def build_root(paths: Paths, wanted: Sequence[Layer], plan_: Plan, base_root: Pa
     return final
 
 
-def bootstrap_commands(partial: Path, paths: Paths, mirror: str) -> list[Enter]:
-    """The base system. As root: debootstrap. Without root: mmdebstrap, in a user namespace
-    of its own, writes a tarball (no device nodes: the sandbox binds the host's /dev), which
-    tar unpacks in ours, so that its owners are the ones the root's users map to."""
+def bootstrap_command(partial: Path, paths: Paths, mirror: str) -> Enter:
+    """The base system: debootstrap as root; without root, mmdebstrap in its root mode inside
+    the sandbox's user namespace (where we are root and the root's users are our subordinate
+    ids), so that the files are owned as they will be entered, and it ends with the namespace."""
     if not rootless():
-        return [Enter((ensure_debootstrap(), "--variant=minbase", "--include=ca-certificates",
-                       f"--cache-dir={paths.apt_archives}", SUITE, str(partial), mirror), None)]
+        return Enter((ensure_debootstrap(), "--variant=minbase", "--include=ca-certificates",
+                      f"--cache-dir={paths.apt_archives}", SUITE, str(partial), mirror), None)
     mmdebstrap = shutil.which("mmdebstrap")
     if mmdebstrap is None:
         raise SandboxError("building the sandbox without root needs mmdebstrap (Debian 12/Ubuntu 22.04: apt-get install "
                            "mmdebstrap uidmap, once, by an administrator); or run tools/sandbox.py as root, " + NO_SANDBOX)
-    tarball = partial.with_name(partial.name + ".tar")
-    partial.mkdir(parents=True)
-    return [
-        Enter((mmdebstrap, "--mode=unshare", "--variant=minbase", "--include=ca-certificates",
-               '--aptopt=Acquire::Check-Valid-Until "false"', "--skip=output/dev", SUITE, str(tarball), mirror), None),
-        Enter(("/bin/sh", "-c", f"tar -x -p --numeric-owner -f {shlex.quote(str(tarball))} -C {shlex.quote(str(partial))}"
-               f" && rm -f {shlex.quote(str(tarball))}"), None),
-    ]
+    # No device nodes (a user namespace cannot make them; every command binds the host's /dev).
+    return Enter((mmdebstrap, "--mode=root", "--variant=minbase", "--include=ca-certificates",
+                  '--aptopt=Acquire::Check-Valid-Until "false"', "--skip=output/dev", SUITE, str(partial), mirror), None)
 
 
 def require_privileges() -> None:

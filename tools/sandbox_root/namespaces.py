@@ -42,11 +42,6 @@ _FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQU
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def die_with_parent() -> None:
-    """In a child before exec: the kernel kills it when its parent dies, even by SIGKILL."""
-    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
 def _check(ret: int, what: str) -> None:
     if ret != 0:
         err = ctypes.get_errno()
