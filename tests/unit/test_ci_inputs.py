@@ -125,7 +125,8 @@ def test_interrupt_is_one_line_and_130(capsys, monkeypatch, tmp_path):
     def interrupted(args):
         raise KeyboardInterrupt
     monkeypatch.setattr(sys, "argv", ["ci_build"])
-    fake = type("A", (), {"fn": staticmethod(interrupted), "dry_run": False, "command": "dist_wheels"})
+    fake = type("A", (), {"fn": staticmethod(interrupted), "check": staticmethod(lambda args: None), "dry_run": False,
+                          "command": "dist_wheels"})
     monkeypatch.setattr(sandbox, "CACHE", tmp_path)  # its lock file goes there
     monkeypatch.setattr(cli, "parse_args", lambda argv=None: fake())
     assert cli.main([]) == 130
