@@ -181,7 +181,7 @@ INPUT_ERRORS = {
     "jax source a plain file": (["--jax-source-dir={tmp}/file", "native"],
                                 "ci_build: --jax-source-dir={tmp}/file is neither a JAX checkout"),
     "jax archive truncated": (["--jax-source-dir={tmp}/jax.tar.gz", "dist_wheels"],
-                              "ci_build: --jax-source-dir={tmp}/jax.tar.gz is not a complete archive"),
+                              "ci_build: --jax-source-dir={tmp}/jax.tar.gz is refused: jax.tar.gz is not a complete"),
     "xla source a file": (["--xla-source-dir={tmp}/file", "native"], "ci_build: the xla source tree {tmp}/file is not a directory"),
     "preflight without an xla": (["preflight"], "ci_build: preflight: which XLA?"),
     "an option of another command": (["native", "--wheel-kind=dev"], "ci_build: --wheel-kind=dev is an option of dist_wheels"),
@@ -318,3 +318,18 @@ def test_the_entry_point_refuses_random_bytes_in_one_line_before_anything_starts
     assert result.stderr.count("\n") == 1 and result.stderr.startswith(
         f"ci_build: --therock-path={path} is refused: {TARBALL_NAME} is not a complete, readable tar archive"), result.stderr
     assert not (tmp_path / "dist").exists()
+
+
+@needs_data_filter
+def test_a_jax_archive_is_held_to_the_same_policy_before_bazel(guarded, tmp_path, capsys):
+    """--jax-source-dir=ARCHIVE goes through the same extractor check as a TheRock tarball: an
+    entry that would land outside the tree is refused in one line; links inside it are fine."""
+    tree = {"jax-0.10.2/jaxlib/gpu/x.cc": b"//", "jax-0.10.2/jaxlib/rocm/x.cc": "../gpu/x.cc"}
+    good = tarball(tmp_path / "jax.tar.gz", tree)
+    assert cli.main(["--sources=examples", f"--jax-source-dir={good}", "--dry-run", "native"]) == 0
+    capsys.readouterr()
+    evil = tarball(tmp_path / "evil.tar.gz", {**tree, "jax-0.10.2/jaxlib/escape": "../../../etc"})
+    assert cli.main(["--sources=examples", f"--jax-source-dir={evil}", "--dry-run", "native"]) == 2
+    line = error_line(capsys)
+    assert line.startswith(f"ci_build: --jax-source-dir={evil} is refused: jax-0.10.2/jaxlib/escape: ")
+    assert "outside the destination" in line
