@@ -13,6 +13,7 @@ without writing: build/ci_build checks a local tarball with it before Bazel star
 from __future__ import annotations
 
 import argparse
+import copy
 import shutil
 import sys
 import tarfile
@@ -104,6 +105,16 @@ def extract(archive: Path, output: Path, strip_prefix: str = "") -> int:
     return counted[0]
 
 
+def _renamed(member: tarfile.TarInfo, name: str | None) -> tarfile.TarInfo | None:
+    """A copy of `member` under `name` (None: skipped). TarInfo.replace() came with the data
+    filter, so a Python without the filter copies by hand."""
+    if not name:
+        return None
+    renamed = copy.copy(member)
+    renamed.name = name
+    return renamed
+
+
 def check(archive: Path, strip_prefix: str = "", require_filter: bool = True) -> tuple[list[tarfile.TarInfo], bool]:
     """What extract() would do, without writing: reads `archive` to its end (a truncated or
     corrupt one fails) and applies extract()'s own policy to every member. Returns (the members
@@ -126,8 +137,7 @@ def check(archive: Path, strip_prefix: str = "", require_filter: bool = True) ->
                 if safe:
                     checked = safe(member)
                 else:
-                    name = strip(member.name, strip_prefix)
-                    checked = member.replace(name=name, deep=False) if name else None
+                    checked = _renamed(member, strip(member.name, strip_prefix))
                 if checked is not None:
                     members.append(checked)
     except (tarfile.TarError, EOFError, OSError, ValueError) as e:
