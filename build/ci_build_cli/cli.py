@@ -18,16 +18,21 @@ import os
 import sys
 
 from . import inputs, options, sandbox
-from .commands import cmd_doctor, cmd_native
-from .dist_wheels import cmd_dist_wheels
+from .commands import check_doctor, check_native, cmd_doctor, cmd_native
+from .dist_wheels import check_dist_wheels, cmd_dist_wheels
 from .options import CHECKED_VALUES, OPTIONS
-from .preflight import cmd_preflight
+from .preflight import check_preflight, cmd_preflight
 
+# (name, help, the command, its input checks). The checks run before the checkout lock, the
+# sandbox and Bazel, so that a wrong input costs seconds and says one line (InputError, exit 2),
+# even while another build holds the checkout.
 COMMANDS = (
-    ("doctor", "provision the offline sandbox (Bazel 7.7.1 + ROCm) and print the detected toolchain", cmd_doctor),
-    ("dist_wheels", "build both wheels into dist/ (what release CI runs)", cmd_dist_wheels),
-    ("native", "build the PJRT plugin and the FFI extension modules", cmd_native),
-    ("preflight", "check @local_config_rocm against an XLA/JAX tree's names and calls, then build and test against it", cmd_preflight),
+    ("doctor", "provision the offline sandbox (Bazel 7.7.1 + ROCm) and print the detected toolchain", cmd_doctor,
+     check_doctor),
+    ("dist_wheels", "build both wheels into dist/ (what release CI runs)", cmd_dist_wheels, check_dist_wheels),
+    ("native", "build the PJRT plugin and the FFI extension modules", cmd_native, check_native),
+    ("preflight", "check @local_config_rocm against an XLA/JAX tree's names and calls, then build and test against it",
+     cmd_preflight, check_preflight),
 )
 
 
@@ -37,21 +42,22 @@ def parser() -> argparse.ArgumentParser:
                                 epilog="Every option goes before or after COMMAND; those marked [dist_wheels] or "
                                        "[doctor] apply to that command only. `build/ci_build COMMAND --help` lists them too.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, help_, fn in COMMANDS:
+    for name, help_, fn, check in COMMANDS:
         c = sub.add_parser(name, help=help_, description=fn.__doc__, parents=[options.options_parser(False)])
-        c.set_defaults(fn=fn)
+        c.set_defaults(fn=fn, check=check)
     return p
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The options, wherever they were given; an option for another subcommand is an error, not ignored."""
+    """The options, wherever they were given; an option for another subcommand is an error, not
+    ignored (InputError: one line, not argparse's usage)."""
     p = parser()
     args = p.parse_args(options.spell_out_optional_values(sys.argv[1:] if argv is None else argv))
     for option in OPTIONS:
         value = getattr(args, option.dest)
         if option.commands and args.command not in option.commands and value != option.default:
-            p.error(f"{option.flags[0]}={value} is an option of {' and '.join(option.commands)}, which "
-                    f"`{args.command}` does not use: drop it, or run {option.commands[0]}")
+            raise inputs.InputError(f"{option.flags[0]}={value} is an option of {' and '.join(option.commands)}, "
+                                    f"which `{args.command}` does not use: drop it, or run {option.commands[0]}")
     for dest, check in CHECKED_VALUES.items():
         if getattr(args, dest) is not None:
             setattr(args, dest, check(getattr(args, dest)))
@@ -65,6 +71,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parse_args(argv)
+        args.check(args)
         if args.dry_run:
             return args.fn(args)
         with sandbox.checkout_lock(args.command):

@@ -13,6 +13,19 @@ from third_party.gpus import find_rocm_config as finder
 from . import pythons, sandbox, sources, toolkit
 from .paths import SANDBOX
 
+
+def check_doctor(args: argparse.Namespace) -> None:
+    """doctor's inputs (before the lock, cli.main): in host mode, the toolkit it reports on."""
+    if sandbox.host_mode(args):
+        toolkit.check_inputs(args)
+
+
+def check_native(args: argparse.Namespace) -> None:
+    """native's inputs (before the lock, cli.main): the toolkit, the source trees, the pins."""
+    toolkit.check_inputs(args)
+    sources.check_local_sources(args)
+    sources.check_pins_reachable(args)
+
 NATIVE_TARGETS = ["//:xla_rocm_plugin", "//jaxlib/rocm:rocm_extensions"]
 NATIVE_TESTS = ["//tests/native:all"]
 
@@ -42,7 +55,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def host_doctor(args: argparse.Namespace) -> int:
     """Host mode's doctor: the user's Bazel (its version), the toolkit the finder finds here,
     the Pythons wheels would be built for, then an analysis of the workspace with the build's flags."""
-    toolkit.check_inputs(args)
     toolkit.announce_rocm_source(args)
     path = toolkit.args_rocm_source(args).repo_env.get("ROCM_PATH")
     bazel = sandbox.bazel(args)
@@ -63,10 +75,6 @@ def host_doctor(args: argparse.Namespace) -> int:
 
 def cmd_native(args: argparse.Namespace) -> int:
     """Build the native artifacts: XLA's ROCm PJRT plugin (//:xla_rocm_plugin) and JAX's ROCm FFI modules."""
-    toolkit.check_inputs(args)
-    rc = sources.check_sources(args)
-    if rc:
-        return rc
     toolkit.announce_rocm_source(args)
     return sandbox.provision(args, "full") or sandbox.run_steps("native", [
         sandbox.bazel(args) + ["build", *sandbox.bazel_flags(args), *NATIVE_TARGETS],

@@ -91,23 +91,27 @@ def check_fetched_toolkit(args: argparse.Namespace, bazel: list[str], build_args
         return result.returncode or 1
     versions = [config.get("rocm_version"), (config.get("therock") or {}).get("rocm_package_version")]
     if not inputs.version_agrees(args.rocm_version, versions):
-        print(f"ci_build dist_wheels: {toolkit.version_mismatch(args.rocm_version, f'{name}, by its manifest,', versions)}",
-              file=sys.stderr)
-        return 2
+        raise inputs.InputError(toolkit.version_mismatch(args.rocm_version, f"{name}, by its manifest,", versions))
     return 0
 
 
-def cmd_dist_wheels(args: argparse.Namespace) -> int:
-    """Build jax_rocm<N>_pjrt and one jax_rocm<N>_plugin per Python, check them, and leave them in --output-dir."""
+def check_dist_wheels(args: argparse.Namespace) -> None:
+    """dist_wheels' inputs, before the lock (cli.main): what they say of each other, the
+    toolkit, the manylinux policy, --output-dir, the source trees and the pins."""
     toolkit.check_inputs(args)
     full.check_inputs(args)
     required = wheels.required_policy(args)
     if required:
         wheels.policy_name(required)  # a misspelt policy fails before anything runs
-    output_dir = inputs.output_dir(args.output_dir or CHECKOUT / "dist")
-    rc = sources.check_sources(args)
-    if rc:
-        return rc
+    inputs.output_dir(args.output_dir or CHECKOUT / "dist")
+    sources.check_local_sources(args)
+    sources.check_pins_reachable(args)
+
+
+def cmd_dist_wheels(args: argparse.Namespace) -> int:
+    """Build jax_rocm<N>_pjrt and one jax_rocm<N>_plugin per Python, check them, and leave them in --output-dir."""
+    required = wheels.required_policy(args)
+    output_dir = inputs.output_dir(args.output_dir or CHECKOUT / "dist")  # checked already (check_dist_wheels)
     toolkit.announce_rocm_source(args)
     note = toolkit.therock_targets_note(args.therock_path, args.amdgpu_targets) if args.therock_path else None
     if note:
@@ -119,8 +123,7 @@ def cmd_dist_wheels(args: argparse.Namespace) -> int:
     if args.rocm_version and not args.dry_run and not tarball:
         where, versions = toolkit_versions(args)
         if not inputs.version_agrees(args.rocm_version, versions):
-            print(f"ci_build dist_wheels: {toolkit.version_mismatch(args.rocm_version, where, versions)}", file=sys.stderr)
-            return 2
+            raise inputs.InputError(toolkit.version_mismatch(args.rocm_version, where, versions))
     host = sandbox.host_mode(args)
     found = pythons.find_host_interpreters() if host else pythons.find_interpreters()
     interpreters = pythons.pick_interpreters(args.python_versions, found, host)

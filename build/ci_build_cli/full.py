@@ -52,9 +52,10 @@ def check_inputs(args: argparse.Namespace) -> None:
 
 def full_python(interpreters: list[Interpreter]) -> list[str]:
     """Full mode builds JAX's modules for one Python, XLA's hermetic one, as JAX's build does:
-    the flags that make it and @local_config_python the same (full/jaxlib/rocm/defs.bzl checks)."""
+    the flags that make it and @local_config_python the same (full/jaxlib/rocm/defs.bzl checks).
+    Any other number of interpreters is an InputError (--python-versions=3.X chooses one)."""
     if len(interpreters) != 1:
-        raise SystemExit(f"ci_build: {one_python([i.version for i in interpreters])}")
+        raise inputs.InputError(one_python([i.version for i in interpreters]))
     python = interpreters[0]
     return [f"--repo_env=HERMETIC_PYTHON_VERSION={python.version}", f"--repo_env=JAX_ROCM_PYTHON={python.path}"]
 
@@ -280,7 +281,8 @@ def write_jax_patches(source: Path, folder: Path = JAX_PATCHES, registry: str | 
 
 
 def prepare(args: argparse.Namespace) -> int:
-    """Before any full-mode Bazel command: JAX's patches in full/jax_patches (0), or why not (2)."""
+    """Before any full-mode Bazel command: JAX's patches in full/jax_patches (0), or why not (InputError:
+    the JAX source given, or the pinned one, cannot give them)."""
     source = args.jax_source_dir or "the pinned JAX archive"
     if args.dry_run:
         print(f"# first: JAX's patches of {', '.join(PATCHED_MODULES)} from {source} into {JAX_PATCHES} (as its "
@@ -290,9 +292,9 @@ def prepare(args: argparse.Namespace) -> int:
         found = jax_source_for_patches(args)
         written = write_jax_patches(found, registry=args.registry)
     except (JaxPatchError, OSError, tarfile.TarError, zipfile.BadZipFile, EOFError, SyntaxError, ValueError) as e:
-        print(f"ci_build: full mode applies JAX's patches of {', '.join(PATCHED_MODULES)} and cannot read them: {e}",
-              file=sys.stderr)
-        return 2
+        detail = " ".join(str(e).split())  # one line, whatever the reader's message
+        raise inputs.InputError(f"full mode applies JAX's patches of {', '.join(PATCHED_MODULES)} and cannot read them: "
+                                f"{detail}") from None
     print(f"ci_build: JAX's module patches from {found}: " + ", ".join(f"{m} ({n} bytes)" for m, n in written.items()),
           file=sys.stderr)
     return 0

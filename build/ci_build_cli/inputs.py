@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import os
 import re
-import tarfile
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
+
+from third_party.gpus import extract_archive
 
 
 class InputError(Exception):
@@ -90,22 +91,26 @@ def output_dir(value: str | os.PathLike) -> Path:
 
 
 def complete_archive(flag: str, path: Path) -> None:
-    """Reads an archive to its end, so that a truncated or corrupt one fails here and not in Bazel."""
+    """Reads an archive to its end, so that a truncated, corrupt or unsafe one fails here and not
+    in Bazel: a tar archive by the repository rules' extractor (third_party/gpus/extract_archive.py
+    check(): the policy its extraction applies, where this Python has tarfile's data filter), a
+    zip by zipfile's own test."""
+    if not path.name.endswith(".zip"):
+        try:
+            extract_archive.check(path, require_filter=False)
+        except extract_archive.UnsafeArchive as e:
+            raise InputError(f"{flag}={path} is refused: {e}; download or make it again, or give the checkout's "
+                             "folder") from None
+        return
     try:
-        if path.name.endswith(".zip"):
-            with zipfile.ZipFile(path) as z:
-                bad = z.testzip()
-            if bad:
-                raise InputError(f"{flag}={path}: the archive is damaged at {bad}: download or make it again")
-            return
-        with tarfile.open(path) as tar:
-            for member in tar:
-                if member.isfile():
-                    tar.extractfile(member).read()
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
-        detail = " ".join(str(e).split())  # tarfile lists each method it tried on lines of their own
+        with zipfile.ZipFile(path) as z:
+            bad = z.testzip()
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
+        detail = " ".join(str(e).split())
         raise InputError(f"{flag}={path} is not a complete archive ({type(e).__name__}: {detail}): download or make it "
                          "again, or give the checkout's folder") from None
+    if bad:
+        raise InputError(f"{flag}={path}: the archive is damaged at {bad}: download or make it again")
 
 
 def version_agrees(requested: str, found: Iterable[str | None]) -> bool:

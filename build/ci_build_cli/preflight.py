@@ -18,7 +18,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import full, preflight_calls, preflight_names, preflight_xla_targets, pythons, sandbox, sources, toolkit
+from . import full, inputs, preflight_calls, preflight_names, preflight_xla_targets, pythons, sandbox, sources, toolkit
 from .commands import NATIVE_TARGETS, NATIVE_TESTS
 from .paths import CACHE, CHECKOUT, PREFETCH, SANDBOX
 
@@ -43,8 +43,8 @@ def check_xla_targets(args: argparse.Namespace) -> int:
     try:
         packages = preflight_xla_targets.build_files(preflight_names.tree_texts(xla))
     except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile) as e:
-        print(f"ci_build preflight: cannot read {xla}: {e}", file=sys.stderr)
-        return 2
+        detail = " ".join(str(e).split())  # tarfile lists each method it tried on lines of their own
+        raise inputs.InputError(f"preflight: cannot read {xla}: {detail}") from None
     missing = preflight_xla_targets.missing(used, packages)
     for m in missing:
         print(f"ci_build preflight: missing in XLA: {m.label} ({m.why}; used in {m.used_in})", file=sys.stderr)
@@ -166,6 +166,19 @@ def check_rocm_calls(args: argparse.Namespace, texts: list[tuple[str, str]]) -> 
     return 0
 
 
+def check_preflight(args: argparse.Namespace) -> None:
+    """preflight's inputs, before the lock (cli.main): the toolkit, which XLA (--xla-source-dir,
+    else $JAXCI_XLA_GIT_DIR, else a clone with JAXCI_CLONE_MAIN_XLA=1; --names-only can do with
+    a JAX tree alone) and the local trees."""
+    toolkit.check_inputs(args)
+    if not args.xla_source_dir and os.environ.get("JAXCI_XLA_GIT_DIR"):
+        args.xla_source_dir = os.environ["JAXCI_XLA_GIT_DIR"]
+    if not (args.xla_source_dir or os.environ.get("JAXCI_CLONE_MAIN_XLA") == "1" or (args.names_only and args.jax_source_dir)):
+        raise inputs.InputError("preflight: which XLA? Pass --xla-source-dir=DIR, set JAXCI_XLA_GIT_DIR=DIR, or "
+                                "JAXCI_CLONE_MAIN_XLA=1 to clone XLA's main branch.")
+    sources.check_local_sources(args)
+
+
 def cmd_preflight(args: argparse.Namespace) -> int:
     """XLA pre-flight: first check that this project's @local_config_rocm answers every name the
     XLA (and JAX) tree uses and accepts every call it makes (seconds, offline), then build the native artifacts against the XLA
@@ -173,23 +186,14 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
     The checkout: --xla-source-dir, else $JAXCI_XLA_GIT_DIR, else (with JAXCI_CLONE_MAIN_XLA=1)
     a fresh shallow clone of XLA's main branch under ~/.cache/jax-rocm-build/xla-main."""
-    toolkit.check_inputs(args)
-    if not args.xla_source_dir:
-        if os.environ.get("JAXCI_XLA_GIT_DIR"):
-            args.xla_source_dir = os.environ["JAXCI_XLA_GIT_DIR"]
-        elif os.environ.get("JAXCI_CLONE_MAIN_XLA") == "1":
-            dest = CACHE / "xla-main"
-            rc = clone_xla_main(dest, args.dry_run)
-            if rc:
-                print(f"ci_build preflight: could not clone {XLA_MAIN} (no network?); pass --xla-source-dir=DIR", file=sys.stderr)
-                return rc
-            args.xla_source_dir = str(dest)
-        elif not (args.names_only and args.jax_source_dir):
-            print("ci_build preflight: which XLA? Pass --xla-source-dir=DIR, set JAXCI_XLA_GIT_DIR=DIR, or "
-                  "JAXCI_CLONE_MAIN_XLA=1 to clone XLA's main branch.", file=sys.stderr)
-            return 2
-    rc = sources.check_local_sources(args) or (0 if sandbox.host_mode(args) else
-                                               sandbox.run(SANDBOX + ["ensure", "--rocm=full"], args.dry_run))
+    if not args.xla_source_dir and os.environ.get("JAXCI_CLONE_MAIN_XLA") == "1":
+        dest = CACHE / "xla-main"
+        rc = clone_xla_main(dest, args.dry_run)
+        if rc:
+            print(f"ci_build preflight: could not clone {XLA_MAIN} (no network?); pass --xla-source-dir=DIR", file=sys.stderr)
+            return rc
+        args.xla_source_dir = str(dest)
+    rc = 0 if sandbox.host_mode(args) else sandbox.run(SANDBOX + ["ensure", "--rocm=full"], args.dry_run)
     # Full mode's graph applies JAX's patches (full/jax_patches): written first, so that
     # `--mode=full preflight --names-only` is also how to write them without a build.
     rc = rc or (full.prepare(args) if args.mode == "full" else 0)
@@ -202,16 +206,14 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     try:
         texts = preflight_names.named_texts(trees)
     except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile) as e:
-        print(f"ci_build preflight: cannot read {', '.join(map(str, trees))}: {e}", file=sys.stderr)
-        return 2
+        detail = " ".join(str(e).split())  # tarfile lists each method it tried on lines of their own
+        raise inputs.InputError(f"preflight: cannot read {', '.join(map(str, trees))}: {detail}") from None
     rc = max(check_rocm_names(args, texts), check_rocm_calls(args, texts), check_xla_targets(args))
     if rc or args.names_only:
         return rc
     if args.mode == "full":
         return preflight_full(args)
-    rc = sources.check_sources(args)
-    if rc:
-        return rc
+    sources.check_pins_reachable(args)
     toolkit.announce_rocm_source(args)
     flags = sandbox.bazel_flags(args)
     host = sandbox.host_mode(args)

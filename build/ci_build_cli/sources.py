@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -53,38 +52,32 @@ def unreachable_pins(args: argparse.Namespace, timeout: float = 10) -> list[str]
     return missing
 
 
-def check_local_sources(args: argparse.Namespace) -> int:
-    """The source trees given on the command line exist and are of the right kind."""
+def check_local_sources(args: argparse.Namespace) -> None:
+    """The source trees given on the command line exist and are of the right kind (InputError)."""
     for name, path in source_dirs(args).items():
         if not path.exists():
-            print(f"ci_build: --{name}-source-dir={path} does not exist (relative paths are taken from the current "
-                  f"directory, {Path.cwd()})", file=sys.stderr)
-            return 2
+            raise inputs.InputError(f"--{name}-source-dir={path} does not exist (relative paths are taken from the "
+                                    f"current directory, {Path.cwd()})")
         if name == "jax" and not (path.is_dir() or source_tree.is_archive(path)):
-            print(f"ci_build: --jax-source-dir={path} is neither a JAX checkout (a directory) nor an archive of one "
-                  f"({', '.join(source_tree.ARCHIVE_SUFFIXES)})", file=sys.stderr)
-            return 2
+            raise inputs.InputError(f"--jax-source-dir={path} is neither a JAX checkout (a directory) nor an archive of "
+                                    f"one ({', '.join(source_tree.ARCHIVE_SUFFIXES)})")
         if name == "jax" and path.is_file():
             inputs.complete_archive("--jax-source-dir", path)
         if name != "jax" and not path.is_dir():
-            print(f"ci_build: the {name} source tree {path} is not a directory", file=sys.stderr)
-            return 2
-    return 0
+            raise inputs.InputError(f"the {name} source tree {path} is not a directory")
 
 
-def check_sources(args: argparse.Namespace) -> int:
-    """The local trees are usable, and every pinned source the build needs can be downloaded."""
-    rc = check_local_sources(args)
-    if rc or args.dry_run:
-        return rc
+def check_pins_reachable(args: argparse.Namespace) -> None:
+    """Every pinned source the build needs can be downloaded (InputError naming the local trees
+    that replace them); not asked in a dry run, which downloads nothing."""
+    if args.dry_run:
+        return
     missing = unreachable_pins(args)
     if missing:
-        print(f"ci_build: the pinned sources cannot be downloaded from here: {', '.join(missing)}. Build from local "
-              "trees instead: --jax-source-dir=PATH (a JAX checkout or archive of the pinned tag), "
-              "--xla-source-dir=DIR (an XLA checkout), or --sources=examples for the offline stand-ins in "
-              "examples/xla and examples/jax (labelled as such).", file=sys.stderr)
-        return 2
-    return 0
+        raise inputs.InputError(f"the pinned sources cannot be downloaded from here: {', '.join(missing)}. Build from "
+                                "local trees instead: --jax-source-dir=PATH (a JAX checkout or archive of the pinned "
+                                "tag), --xla-source-dir=DIR (an XLA checkout), or --sources=examples for the offline "
+                                "stand-ins in examples/xla and examples/jax (labelled as such).")
 
 
 @functools.cache

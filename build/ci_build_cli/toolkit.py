@@ -18,7 +18,7 @@ import sys
 import urllib.parse
 from pathlib import Path
 
-from third_party.gpus import find_rocm_config as finder
+from third_party.gpus import extract_archive, find_rocm_config as finder
 from tools.digest import sha256_of
 
 from . import inputs
@@ -57,17 +57,17 @@ def rocm_source(rocm_path: str | None, therock_path: str | None, therock_sha256:
     """The toolkit of this build; precedence: --rocm-path, --therock-path, then the ROCM_PATH
     of the environment (AMD's install guides export it), then the sandbox's own search (in host
     mode, `host`: the search on this machine). An explicit flag wins over the environment with a note; an ambient ROCM_PATH that does
-    not exist is an error naming the variable (SystemExit)."""
+    not exist is an error naming the variable (InputError)."""
     ambient = (ambient or "").strip()
     if rocm_path and therock_path:
-        raise SystemExit(f"ci_build: --rocm-path={rocm_path} and --therock-path={therock_path} name two toolkits; give one")
+        raise inputs.InputError(f"--rocm-path={rocm_path} and --therock-path={therock_path} name two toolkits; give one")
     over = f" (over ROCM_PATH={ambient} from the environment)" if ambient else ""
     if rocm_path:
         path = Path(os.path.abspath(Path(rocm_path).expanduser()))
         if (host or not is_sandbox_own(path)) and not path.is_dir():
-            raise SystemExit(f"ci_build: --rocm-path={rocm_path}: {path} is not a directory on this machine; give the "
-                             "toolkit's root (e.g. /opt/rocm-7.2.4, an extracted TheRock tarball, what `rocm-sdk path "
-                             "--root` prints), or leave it out to use the sandbox's ROCm")
+            raise inputs.InputError(f"--rocm-path={rocm_path}: {path} is not a directory on this machine; give the "
+                                    "toolkit's root (e.g. /opt/rocm-7.2.4, an extracted TheRock tarball, what `rocm-sdk "
+                                    "path --root` prints), or leave it out to use the sandbox's ROCm")
         note = f"ci_build: using ROCm from --rocm-path={path}{over}" if ambient and Path(ambient) != path else None
         return RocmSource((f"--repo_env=ROCM_PATH={path}",), toolkit_binds(path), note)
     if therock_path:
@@ -79,9 +79,10 @@ def rocm_source(rocm_path: str | None, therock_path: str | None, therock_sha256:
     if ambient:
         path = Path(os.path.abspath(Path(ambient).expanduser()))
         if not path.is_dir():
-            raise SystemExit(f"ci_build: ROCM_PATH={ambient} (from the environment) does not exist on this machine; "
-                             "unset it (`unset ROCM_PATH`, or `env -u ROCM_PATH python3 build/ci_build ...`) to build "
-                             "against the sandbox's ROCm, point it at a ROCm toolkit, or pass --rocm-path/--therock-path")
+            raise inputs.InputError(f"ROCM_PATH={ambient} (from the environment) does not exist on this machine; "
+                                    "unset it (`unset ROCM_PATH`, or `env -u ROCM_PATH python3 build/ci_build ...`) to "
+                                    "build against the sandbox's ROCm, point it at a ROCm toolkit, or pass "
+                                    "--rocm-path/--therock-path")
         where = ("this machine's: host mode" if host else
                  "the sandbox's own" if is_sandbox_own(path) else "mounted into the sandbox at the same path")
         return RocmSource((f"--repo_env=ROCM_PATH={path}",), toolkit_binds(path),
@@ -105,7 +106,7 @@ def rocm_flags(args: argparse.Namespace) -> list[str]:
 
 def announce_rocm_source(args: argparse.Namespace) -> None:
     """Says once which toolkit the build uses when the environment or a flag decided it
-    (an ambient ROCM_PATH that does not exist stops here, SystemExit)."""
+    (an ambient ROCM_PATH that does not exist stops here, InputError)."""
     note = args_rocm_source(args).note
     if note:
         print(note, file=sys.stderr)
@@ -132,13 +133,14 @@ def therock_flags(value: str, sha256: str | None) -> tuple[list[str], list[str]]
         url = urllib.parse.urlsplit(value)
         if url.scheme != "file":
             if not sha256:
-                raise SystemExit(f"ci_build: --therock-path={value} is a download: add --therock-sha256=HEX (the sha256 "
-                                 "AMD publishes beside it, or sha256sum of the tarball); an unverified toolkit is refused")
+                raise inputs.InputError(f"--therock-path={value} is a download: add --therock-sha256=HEX (the sha256 "
+                                        "AMD publishes beside it, or sha256sum of the tarball); an unverified toolkit is "
+                                        "refused")
             return [f"--repo_env=THEROCK_URL={value}", f"--repo_env=THEROCK_SHA256={sha256}"], []
         path = Path(urllib.parse.unquote(url.path))
         if url.netloc not in ("", "localhost") or not path.is_file():
-            raise SystemExit(f"ci_build: --therock-path={value}: {path} is not a file on this machine; give a file:// URL or "
-                             "the path of a TheRock tarball here, or an https:// URL with --therock-sha256")
+            raise inputs.InputError(f"--therock-path={value}: {path} is not a file on this machine; give a file:// URL "
+                                    "or the path of a TheRock tarball here, or an https:// URL with --therock-sha256")
     else:
         path = Path(value).expanduser()
     if path.is_dir():
@@ -148,8 +150,8 @@ def therock_flags(value: str, sha256: str | None) -> tuple[list[str], list[str]]
         digest = sha256 or tarball_sha256(path)
         binds = list(dict.fromkeys([str(path.parent), str(path.resolve().parent)]))  # and a symlink's target
         return [f"--repo_env=THEROCK_URL=file://{path}", f"--repo_env=THEROCK_SHA256={digest}"], binds
-    raise SystemExit(f"ci_build: --therock-path={value} is neither a URL, a tarball nor a directory; give a TheRock "
-                     "tarball (path, file:// or https:// URL) or the folder of an extracted one")
+    raise inputs.InputError(f"--therock-path={value} is neither a URL, a tarball nor a directory; give a TheRock "
+                            "tarball (path, file:// or https:// URL) or the folder of an extracted one")
 
 
 def therock_targets_note(therock_path: str, amdgpu_targets: str | None) -> str | None:
@@ -161,8 +163,8 @@ def therock_targets_note(therock_path: str, amdgpu_targets: str | None) -> str |
         return None
     family, covered = facts.family, " ".join(facts.covered)
     if facts.uncovered:
-        raise SystemExit(
-            f"ci_build: --amdgpu-targets={amdgpu_targets} asks for {' '.join(facts.uncovered)}, but the TheRock tarball "
+        raise inputs.InputError(
+            f"--amdgpu-targets={amdgpu_targets} asks for {' '.join(facts.uncovered)}, but the TheRock tarball "
             f"{therock_path.rsplit('/', 1)[-1]} is of family {family}, with device code for {covered} only: "
             f"use --amdgpu-targets={','.join(facts.covered)} (or leave it out: the family's targets are the default), "
             f"or a tarball of a family that covers them (e.g. {finder.suggest_family(facts.uncovered)})")
@@ -189,13 +191,13 @@ def version_mismatch(requested: str, toolkit: str, versions: list[str | None]) -
 
 
 def check_inputs(args: argparse.Namespace) -> None:
-    """Toolkit inputs that contradict each other, before anything runs (no sandbox, no
-    network, no build): two toolkits (--rocm-path and --therock-path), a path that is not
-    there, a download without its sha256, an ambient ROCM_PATH that does not exist
-    (SystemExit, as rocm_source says them); --therock-sha256 with no tarball to check;
-    --amdgpu-targets outside a TheRock tarball's family (SystemExit); and --rocm-version
-    against the release a TheRock tarball's name says (InputError). What only the toolkit
-    itself can say is checked later, before the compile (dist_wheels)."""
+    """Toolkit inputs, before the checkout lock, the sandbox and Bazel (InputError, one line each):
+    two toolkits (--rocm-path and --therock-path), a path that is not there, a download without
+    its sha256, an ambient ROCM_PATH that does not exist (as rocm_source says them);
+    --therock-sha256 with no tarball to check; --amdgpu-targets outside a TheRock tarball's
+    family; --rocm-version against the release a TheRock tarball's name says; and a local
+    tarball itself (check_local_tarball). What only the toolkit itself can say is checked
+    later, before the compile (dist_wheels)."""
     source = args_rocm_source(args)
     sha256 = getattr(args, "therock_sha256", None)
     therock_path = getattr(args, "therock_path", None)
@@ -210,3 +212,52 @@ def check_inputs(args: argparse.Namespace) -> None:
     requested = getattr(args, "rocm_version", None)
     if requested and tarball and tarball[1] and not inputs.version_agrees(requested, [tarball[1]]):
         raise inputs.InputError(version_mismatch(requested, f"{tarball[0]}, by its name,", [tarball[1]]))
+    tarball_path = local_tarball(source)
+    if tarball_path:
+        check_local_tarball(therock_path, tarball_path, sha256)
+
+
+def local_tarball(source: RocmSource) -> Path | None:
+    """The file of a TheRock tarball on this machine (a path or a file:// URL), else None."""
+    url = source.repo_env.get("THEROCK_URL", "")  # therock_flags writes file://PATH, PATH as given (unquoted)
+    return Path(url.removeprefix("file://")) if url.startswith("file://") else None
+
+
+def check_local_tarball(flag_value: str, path: Path, sha256: str | None) -> None:
+    """A local TheRock tarball, before Bazel: its sha256 against --therock-sha256, then the
+    repository rule's own extractor (third_party/gpus/extract_archive.py check(): the whole
+    archive read, every entry under the policy extraction applies) and the finder's layout
+    test on what it would extract. A Python without tarfile's data filter (Debian 12's 3.11.2)
+    still reads it to its end and looks for the ROCm; the entries' safety is then left to the
+    extraction inside the sandbox, whose Python has the filter, and one line says so."""
+    flag = f"--therock-path={flag_value}"
+    if sha256:
+        actual = tarball_sha256(path)
+        if actual != sha256:
+            raise inputs.InputError(f"--therock-sha256={sha256} is not the sha256 of {path} (it is {actual}): give the "
+                                    "tarball AMD published with that sha256, or correct --therock-sha256")
+    try:
+        members, filtered = extract_archive.check(path, require_filter=False)
+    except extract_archive.UnsafeArchive as e:
+        raise inputs.InputError(f"{flag} is refused: {e}; download it again, or give another TheRock tarball") from None
+    if not holds_rocm([(m.name, m.isdir()) for m in members]):
+        raise inputs.InputError(f"{flag} holds no ROCm toolkit: found none of {finder.LAYOUT_MARKERS} at its root or "
+                                "in its one top folder; give the TheRock tarball of a ROCm release")
+    if not filtered:
+        print(f"ci_build: {flag}: Python {sys.version.split()[0]} (running ci_build) lacks tarfile's data filter, so the "
+              "tarball's entries are checked for safety inside the sandbox, when it is extracted", file=sys.stderr)
+
+
+def holds_rocm(entries: list[tuple[str, bool]]) -> bool:
+    """Whether an archive's (name, is a folder) entries lay out a ROCm toolkit as the repository
+    rule roots it (its one top folder, if it has one; else its root), by the finder's own test."""
+    names = {name.removeprefix("./").rstrip("/"): is_dir for name, is_dir in entries}
+    names.pop("", None)
+    dirs = {n for n, is_dir in names.items() if is_dir} | {str(parent) for n in names for parent in Path(n).parents}
+    files = {n for n, is_dir in names.items() if not is_dir}
+    tops = {n.split("/", 1)[0] for n in names}
+    top = tops.pop() if len(tops) == 1 else None
+    root = f"{top}/" if top in dirs else ""  # the rule's rooting: a lone top-level folder is the toolkit
+    name = root.rstrip("/")
+    return finder.layout_kind(name, lambda p: root + p in files, lambda p: root + p in dirs,
+                              lambda p: root + p in files or root + p in dirs) is not None

@@ -487,6 +487,65 @@ def test_extract_refuses_a_truncated_archive(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@needs_data_filter
+def test_check_reads_the_archive_as_extract_would_and_writes_nothing(tmp_path):
+    archive = tarball(tmp_path / "t.tar.gz", GOOD)
+    members, filtered = extractor.check(archive, "rock")
+    assert filtered and [(m.name, m.type) for m in members] == [
+        ("lib", tarfile.DIRTYPE), ("lib/libx.so.1", tarfile.REGTYPE), ("lib/libx.so", tarfile.SYMTYPE)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.tar.gz"]
+
+
+@needs_data_filter
+@pytest.mark.parametrize("bad", [("rock/../../evil", "file", b"!"), ("/etc/evil", "file", b"!"),
+                                 ("rock/lib/escape", "symlink", "../../../../etc/passwd")])
+def test_check_refuses_what_extract_refuses_for_the_same_reason(tmp_path, bad):
+    archive = tarball(tmp_path / "t.tar.gz", GOOD + [bad])
+    with pytest.raises(extractor.UnsafeArchive) as extracted:
+        extractor.extract(archive, tmp_path / "out")
+    with pytest.raises(extractor.UnsafeArchive) as checked:
+        extractor.check(archive)
+    # The reason up to where the member would land (which depends on the output folder).
+    assert str(checked.value).split(" to '")[0] == str(extracted.value).split(" to '")[0]
+
+
+def test_check_without_the_data_filter_reads_to_the_end_but_leaves_the_policy_to_the_caller(tmp_path, monkeypatch):
+    monkeypatch.setattr(extractor, "has_data_filter", lambda: False)
+    monkeypatch.delattr(tarfile.TarInfo, "replace", raising=False)  # it came with the filter (3.11.4, 3.12)
+    archive = tarball(tmp_path / "t.tar.gz", GOOD + [("rock/../../evil", "file", b"!")])
+    with pytest.raises(extractor.UnsafeArchive, match="lacks tarfile's data filter"):
+        extractor.check(archive)
+    members, filtered = extractor.check(archive, require_filter=False)
+    assert not filtered and [m.name for m in members][-1] == "rock/../../evil"
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(tarball(tmp_path / "big.tar.gz", [("rock/big", "file", os.urandom(100_000))]).read_bytes()[:5000])
+    with pytest.raises(extractor.UnsafeArchive, match="cut.tar.gz is not a complete, readable tar archive"):
+        extractor.check(cut, require_filter=False)
+
+
+@needs_data_filter
+def test_an_empty_archive_is_called_empty_and_strip_prefix_named_only_when_given(tmp_path):
+    empty = tarball(tmp_path / "e.tar.gz", [])
+    with pytest.raises(extractor.UnsafeArchive, match=r"^e.tar.gz is an empty archive$"):
+        extractor.check(empty)
+    with pytest.raises(extractor.UnsafeArchive, match=r"^t.tar.gz has no entries under strip_prefix 'other'$"):
+        extractor.extract(tarball(tmp_path / "t.tar.gz", GOOD), tmp_path / "out", "other")
+
+
+def test_layout_kind_is_the_finders_test_on_any_listing(tmp_path):
+    """detect_layout and a tarball's member list (ci_build) tell toolkits apart by the same function."""
+    def kind(files=(), dirs=(), name="root"):
+        return finder.layout_kind(name, lambda p: p in files, lambda p: p in dirs, lambda p: p in files or p in dirs)
+    assert kind(files={"share/therock/therock_manifest.json"}) == "therock"
+    assert kind(files={"lib/llvm/bin/clang"}, dirs={"lib/rocm_sysdeps"}) == "therock"
+    assert kind(files={".info/version"}) == "opt_rocm"
+    assert kind(dirs={"include/hip", "lib/x86_64-linux-gnu"}) == "multiarch"
+    assert kind(name=finder.PIP_CORE) == "therock_pip"
+    assert kind(files={"README"}, dirs={"include/hip"}) is None
+    root = make_opt_rocm(tmp_path / "r")
+    assert finder.detect_layout(root).name == "opt_rocm"
+
+
 def test_library_names_is_the_finders_table_and_searches_nothing(monkeypatch):
     """@local_config_rocm declares one target per library from this list, configured or not."""
     result = subprocess.run([sys.executable, str(CHECKOUT / "third_party/gpus/find_rocm_config.py"), "--library-names"],

@@ -35,7 +35,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 LAYOUTS = ("therock", "therock_pip", "opt_rocm", "multiarch")
 # TheRock's pip packages, siblings in one site-packages (`rocm-sdk path --root` is the core's).
@@ -389,27 +389,46 @@ def pip_layout(root: Path) -> Layout:
     )
 
 
+def layout_kind(name: str, is_file: Callable[[str], bool], is_dir: Callable[[str], bool],
+                exists: Callable[[str], bool]) -> str | None:
+    """Which toolkit layout a root of this name is, from what lies under it (the predicates take
+    root-relative paths); None: not a ROCm toolkit. Pure, so that a folder (detect_layout) and a
+    tarball's member list (build/ci_build, before it is extracted) are told apart the same way."""
+    if name == PIP_CORE:
+        return "therock_pip"
+    if is_file("share/therock/therock_manifest.json") or (exists("lib/llvm/bin/clang") and is_dir("lib/rocm_sysdeps")):
+        return "therock"
+    if is_file(".info/version") or exists("llvm/bin/clang"):
+        return "opt_rocm"
+    if is_dir("include/hip") and any(is_dir(f"lib/{t}") for t in MULTIARCH_TRIPLETS):
+        return "multiarch"
+    return None
+
+
+# What layout_kind looks for, for the one line that says a root is none of them.
+LAYOUT_MARKERS = (f"share/therock/therock_manifest.json (TheRock), .info/version or llvm/bin/clang (/opt/rocm), "
+                  f"include/hip with lib/<triplet>/ (distribution packages), the name {PIP_CORE} (TheRock's pip packages)")
+
+
 def detect_layout(root: Path) -> Layout:
     """Classifies `root`; raises RocmNotFound naming what it looked for."""
-    if root.name == PIP_CORE:
+    kind = layout_kind(root.name, lambda p: (root / p).is_file(), lambda p: (root / p).is_dir(),
+                       lambda p: (root / p).exists())
+    if kind == "therock_pip":
         return pip_layout(root)
-    if (root / "share/therock/therock_manifest.json").is_file() or (
-        (root / "lib/llvm/bin/clang").exists() and (root / "lib/rocm_sysdeps").is_dir()
-    ):
+    if kind == "therock":
         return Layout("therock", root, root / "include", (root / "lib",), (root / "lib/cmake",),
                       (root / "lib/llvm/bin/clang",), (root / "bin/hipcc",))
-    if (root / ".info/version").is_file() or (root / "llvm/bin/clang").exists():
+    if kind == "opt_rocm":
         return Layout("opt_rocm", root, root / "include", (root / "lib",), (root / "lib/cmake",),
                       (root / "llvm/bin/clang", root / "lib/llvm/bin/clang"), (root / "bin/hipcc",))
-    triplet_dirs = [root / "lib" / t for t in MULTIARCH_TRIPLETS if (root / "lib" / t).is_dir()]
-    if (root / "include/hip").is_dir() and triplet_dirs:
+    if kind == "multiarch":
+        triplet_dirs = [root / "lib" / t for t in MULTIARCH_TRIPLETS if (root / "lib" / t).is_dir()]
         return Layout("multiarch", root, root / "include", tuple(triplet_dirs), tuple(d / "cmake" for d in triplet_dirs),
                       tuple(d / "bin/clang" for d in _llvm_dirs_multiarch(root)), (root / "bin/hipcc",))
     raise RocmNotFound(
-        f"{root} is not a ROCm toolkit: found none of share/therock/therock_manifest.json (TheRock), "
-        f".info/version or llvm/bin/clang (/opt/rocm), include/hip with lib/<triplet>/ (distribution packages), "
-        f"the name {PIP_CORE} (TheRock's pip packages); point --rocm-path (or ROCM_PATH) at the toolkit's root, e.g. "
-        "/opt/rocm-7.2.0, an extracted TheRock tarball, /usr, or what `rocm-sdk path --root` prints"
+        f"{root} is not a ROCm toolkit: found none of {LAYOUT_MARKERS}; point --rocm-path (or ROCM_PATH) at the "
+        "toolkit's root, e.g. /opt/rocm-7.2.0, an extracted TheRock tarball, /usr, or what `rocm-sdk path --root` prints"
     )
 
 

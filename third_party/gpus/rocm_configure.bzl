@@ -513,7 +513,10 @@ def _rocm_toolkit_archive_impl(rctx):
     )
     rctx.delete(archive)  # Bazel's repository cache keeps the download
     if result.return_code != 0:
-        fail("rocm_toolkit_archive: %s\n(from %s; fix the tarball or its strip_prefix)" % (result.stderr.strip(), urls[0]))
+        # The strip_prefix is named only when one was given: advice about a setting the user
+        # never made sends them looking in the wrong place.
+        fix = "fix the tarball or its strip_prefix" if strip_prefix else "fix the tarball"
+        fail("rocm_toolkit_archive: %s\n(from %s; %s)" % (result.stderr.strip(), urls[0], fix))
     root = rctx.path("toolkit")
     entries = root.readdir()
     if not strip_prefix and len(entries) == 1 and entries[0].is_dir:

@@ -1,0 +1,336 @@
+"""Every input error of build/ci_build exits 2 with one line, before the checkout lock, the
+sandbox and Bazel wherever the input can be checked (issue 33, item 2).
+
+The source scan finds any exit of ci_build's own that bypasses inputs.InputError; the
+behaviour tests give each wrong input to cli.main and read what it says. Nothing here runs
+the sandbox, Bazel or the network: sandbox.run is recorded, the lock and the probes fail the
+test if they are reached.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import hashlib
+import io
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from ci_build_cli import cli, pythons, sandbox, sources, toolkit
+from ci_build_cli.paths import CHECKOUT
+
+pytestmark = pytest.mark.unit
+
+extractor = toolkit.extract_archive  # the repository rule's extractor, as ci_build imports it
+
+CLI_PACKAGE = CHECKOUT / "build" / "ci_build_cli"
+# build/ci_build_cli/wheels.py is another engineer's (issue 33 leaves its --manylinux SystemExit
+# to them); the scan lists it so that its fix is seen here: remove it from this table then.
+OWNED_ELSEWHERE = {"wheels.py": 1}
+
+TARBALL_NAME = "therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz"
+ROCM_ENTRIES = {"therock/share/therock/therock_manifest.json": b"{}", "therock/lib/libamdhip64.so.7": b"elf"}
+
+
+# --- the source: no exit of its own ---------------------------------------------------------
+
+
+def exits_with_a_message(tree: ast.AST) -> list[int]:
+    """Lines of `raise SystemExit(...)`, `sys.exit(...)` and `exit(...)` that carry an argument
+    other than 0: an exit status or message that bypasses cli.main's InputError (exit 2)."""
+    lines = []
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call) or not call.args:
+            continue
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        first = call.args[0]
+        if name not in ("SystemExit", "exit") or (isinstance(first, ast.Constant) and first.value == 0):
+            continue
+        if isinstance(first, ast.Call) and getattr(first.func, "id", None) == "main":
+            continue  # sys.exit(main()): the status main returned, not a message of its own
+        lines.append(call.lineno)
+    return lines
+
+
+def returns_two(tree: ast.AST) -> list[int]:
+    """Lines of `return 2`: an input error printed by hand instead of raised."""
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Return)
+            and isinstance(node.value, ast.Constant) and node.value.value == 2]
+
+
+def test_the_scan_finds_what_it_looks_for():
+    source = ("import sys\ndef f():\n    raise SystemExit('ci_build: no')\ndef g():\n    sys.exit(1)\n"
+              "def h():\n    return 2\nsys.exit(main())\nraise SystemExit(0)\n")
+    tree = ast.parse(source)
+    assert exits_with_a_message(tree) == [3, 5]
+    assert returns_two(tree) == [7]
+
+
+def test_ci_build_exits_only_through_cli_main():
+    found = {}
+    for path in sorted([*CLI_PACKAGE.glob("*.py"), CHECKOUT / "build" / "ci_build"]):
+        tree = ast.parse(path.read_text(), str(path))
+        exits = exits_with_a_message(tree)
+        if exits:
+            found[path.name] = len(exits)
+        if path.name != "cli.py":  # cli.main turns InputError into its 2
+            assert returns_two(tree) == [], f"{path.name}: raise inputs.InputError instead of printing and returning 2"
+    assert found == OWNED_ELSEWHERE
+
+
+# --- the behaviour: exit 2, one line, nothing started -----------------------------------------
+
+
+@pytest.fixture
+def guarded(monkeypatch, tmp_path):
+    """Commands ci_build would run (recorded); the lock, the sandbox's Pythons and the network
+    fail the test; no ROCM_PATH or JAX_ROCM_HOST from the environment."""
+    ran = []
+    monkeypatch.setattr(sandbox, "run", lambda cmd, dry_run: ran.append(list(cmd)) or 0)
+    monkeypatch.setattr(sandbox, "checkout_lock", lambda command: pytest.fail("the checkout lock was taken"))
+    monkeypatch.setattr(pythons, "find_interpreters", lambda: pytest.fail("the sandbox was asked for its Pythons"))
+    monkeypatch.setattr(sources.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
+    monkeypatch.setattr(sandbox, "CACHE", tmp_path)
+    for name in ("ROCM_PATH", sandbox.HOST_ENV, "JAXCI_XLA_GIT_DIR", "JAXCI_CLONE_MAIN_XLA"):
+        monkeypatch.delenv(name, raising=False)
+    return ran
+
+
+def tarball(path: Path, entries: dict[str, bytes | str | None] | None = None) -> Path:
+    """A tar.gz of name -> file bytes, symlink target (str) or folder (None)."""
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in (ROCM_ENTRIES if entries is None else entries).items():
+            info = tarfile.TarInfo(name)
+            if data is None:
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            elif isinstance(data, str):
+                info.type, info.linkname = tarfile.SYMTYPE, data
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def bad_tarball(tmp_path: Path, kind: str) -> Path:
+    path = tmp_path / TARBALL_NAME
+    if kind == "random bytes":
+        path.write_bytes(os.urandom(4096))
+    elif kind == "empty file":
+        path.write_bytes(b"")
+    elif kind == "truncated":
+        whole = tarball(path, {**ROCM_ENTRIES, "therock/lib/big": os.urandom(200_000)}).read_bytes()
+        path.write_bytes(whole[:len(whole) // 2])
+    elif kind == "no entries":
+        tarball(path, {})
+    elif kind == "not ROCm":
+        tarball(path, {"photos/cat.jpg": b"\xff\xd8"})
+    elif kind == "dotdot":
+        tarball(path, {**ROCM_ENTRIES, "therock/../../escaped": b"!"})
+    elif kind == "absolute":
+        tarball(path, {**ROCM_ENTRIES, "/tmp/escaped": b"!"})
+    elif kind == "symlink escape":
+        tarball(path, {**ROCM_ENTRIES, "therock/lib/escape": "../../../../etc/passwd"})
+    return path
+
+
+def error_line(capsys) -> str:
+    """What ci_build said: exactly one line starting `ci_build:`, and it is the last (notes of a
+    command, `ci_build dist_wheels: ...`, and a dry run's commands may come before it)."""
+    err = capsys.readouterr().err.splitlines()
+    said = [line for line in err if line.startswith("ci_build:")]
+    assert len(said) == 1 and err[-1] == said[0], err
+    return said[0]
+
+
+# Each: (argv of cli.main, the start of its one line). {tmp} is the test's folder; all dry runs
+# except where the error is about the run itself.
+INPUT_ERRORS = {
+    "two toolkits": (["--rocm-path=/usr", "--therock-path={tmp}", "dist_wheels"],
+                     "ci_build: --rocm-path=/usr and --therock-path={tmp} name two toolkits; give one"),
+    "rocm path not there": (["--rocm-path={tmp}/rocm", "native"], "ci_build: --rocm-path={tmp}/rocm: {tmp}/rocm is not a directory"),
+    "a download without its sha256": (["--therock-path=https://example.com/" + TARBALL_NAME, "dist_wheels"],
+                                      "ci_build: --therock-path=https://example.com/" + TARBALL_NAME + " is a download"),
+    "therock path not there": (["--therock-path={tmp}/nope", "dist_wheels"],
+                               "ci_build: --therock-path={tmp}/nope is neither a URL, a tarball nor a directory"),
+    "file url not there": (["--therock-path=file://{tmp}/" + TARBALL_NAME, "dist_wheels"],
+                           "ci_build: --therock-path=file://{tmp}/" + TARBALL_NAME + ": {tmp}/" + TARBALL_NAME +
+                           " is not a file on this machine"),
+    "a sha256 with nothing to check": (["--therock-sha256=" + "ab" * 32, "dist_wheels"],
+                                       "ci_build: --therock-sha256=" + "ab" * 32 + " checks a TheRock tarball, but no"),
+    "targets outside the family": (["--therock-path=https://example.com/" + TARBALL_NAME, "--therock-sha256=" + "ab" * 32,
+                                    "--amdgpu-targets=gfx950", "dist_wheels"],
+                                   "ci_build: --amdgpu-targets=gfx950 asks for gfx950, but the TheRock tarball"),
+    "a release the name contradicts": (["--therock-path=https://example.com/" + TARBALL_NAME, "--therock-sha256=" + "ab" * 32,
+                                        "--rocm-version=7.2.4", "dist_wheels"],
+                                       "ci_build: --rocm-version=7.2.4, but the TheRock tarball " + TARBALL_NAME),
+    "a rocm version that is none": (["--rocm-version=banana", "dist_wheels"], "ci_build: --rocm-version=banana is not a ROCm"),
+    "python versions misspelt": (["--python-versions=3.x", "dist_wheels"], "ci_build: --python-versions: 3.x is not a Python"),
+    "full mode with two pythons": (["--mode=full", "--python-versions=3.11,3.14", "dist_wheels"],
+                                   "ci_build: --mode=full and --python-versions=3.11,3.14: full mode builds for one Python"),
+    "full mode in host mode": (["--mode=full", "--host", "dist_wheels"], "ci_build: --mode=full runs upstream's graph"),
+    "output dir a file": (["--output-dir={tmp}/file", "dist_wheels"], "ci_build: --output-dir={tmp}/file is a file, not a folder"),
+    "jax source not there": (["--jax-source-dir={tmp}/nope", "dist_wheels"], "ci_build: --jax-source-dir={tmp}/nope does not exist"),
+    "jax source a plain file": (["--jax-source-dir={tmp}/file", "native"],
+                                "ci_build: --jax-source-dir={tmp}/file is neither a JAX checkout"),
+    "jax archive truncated": (["--jax-source-dir={tmp}/jax.tar.gz", "dist_wheels"],
+                              "ci_build: --jax-source-dir={tmp}/jax.tar.gz is refused: jax.tar.gz is not a complete"),
+    "xla source a file": (["--xla-source-dir={tmp}/file", "native"], "ci_build: the xla source tree {tmp}/file is not a directory"),
+    "preflight without an xla": (["preflight"], "ci_build: preflight: which XLA?"),
+    "an option of another command": (["native", "--wheel-kind=dev"], "ci_build: --wheel-kind=dev is an option of dist_wheels"),
+}
+
+
+@pytest.mark.parametrize("case", INPUT_ERRORS, ids=str)
+@pytest.mark.parametrize("dry_run", [True, False], ids=["dry-run", "for-real"])
+def test_each_input_error_is_exit_2_and_one_line_before_the_lock(guarded, tmp_path, capsys, case, dry_run):
+    (tmp_path / "file").write_text("not a folder")
+    (tmp_path / "jax.tar.gz").write_bytes(gzip.compress(b"x" * 100_000)[:500])
+    argv, said = INPUT_ERRORS[case]
+    argv = [a.format(tmp=tmp_path) for a in argv]
+    argv = ["--sources=examples", *(["--dry-run"] if dry_run else []), *argv]
+    assert cli.main(argv) == 2
+    assert error_line(capsys).startswith(said.format(tmp=tmp_path))
+    assert guarded == []
+
+
+def test_an_ambient_rocm_path_that_is_not_there_is_exit_2(guarded, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ROCM_PATH", str(tmp_path / "opt/rocm"))
+    assert cli.main(["--sources=examples", "--dry-run", "dist_wheels"]) == 2
+    assert error_line(capsys).startswith(f"ci_build: ROCM_PATH={tmp_path / 'opt/rocm'} (from the environment) does not exist")
+    assert guarded == []
+
+
+def test_a_python_no_interpreter_serves_is_exit_2_before_bazel(guarded, capsys, monkeypatch):
+    """--python-versions=3.99 is well formed: only the interpreters found (after provisioning) refuse it."""
+    monkeypatch.setattr(pythons, "find_interpreters", lambda: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
+    assert cli.main(["--sources=examples", "--dry-run", "dist_wheels", "--python-versions=3.99"]) == 2
+    assert error_line(capsys).startswith("ci_build: no interpreter with headers for Python 3.99; found: 3.14")
+    assert not [cmd for cmd in guarded if "//:jax_rocm_wheels" in cmd]
+
+
+def test_full_mode_with_the_default_pythons_is_exit_2_before_bazel(guarded, capsys, monkeypatch):
+    monkeypatch.setattr(pythons, "find_interpreters", lambda: [pythons.Interpreter("3.12", "/usr/bin/python3.12", None),
+                                                               pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
+    assert cli.main(["--sources=examples", "--mode=full", "--dry-run", "dist_wheels"]) == 2
+    assert error_line(capsys).startswith("ci_build: full mode builds for one Python per run (XLA's hermetic Python), "
+                                         "not 3.12, 3.14; pass --python-versions=3.X")
+    assert not [cmd for cmd in guarded if "//:jax_rocm_wheels" in cmd]
+
+
+# --- a local TheRock tarball, checked by the repository rule's own extractor -------------------
+
+needs_data_filter = pytest.mark.skipif(not hasattr(tarfile, "data_filter"),
+                                       reason=f"Python {sys.version.split()[0]} lacks tarfile's data filter")
+
+TARBALL_ERRORS = {
+    "random bytes": "is not a complete, readable tar archive",
+    "empty file": "is not a complete, readable tar archive",
+    "truncated": "is not a complete, readable tar archive",
+    "no entries": "is an empty archive",
+    "not ROCm": "holds no ROCm toolkit: found none of share/therock/therock_manifest.json (TheRock)",
+    "dotdot": "therock/../../escaped",
+    "absolute": "/tmp/escaped: absolute path in archive",
+    "symlink escape": "therock/lib/escape",
+}
+
+
+@pytest.mark.parametrize("kind", [pytest.param(k, marks=needs_data_filter) if k in ("dotdot", "absolute", "symlink escape")
+                                  else k for k in TARBALL_ERRORS])
+def test_a_bad_local_tarball_is_refused_before_the_lock(guarded, tmp_path, capsys, kind):
+    path = bad_tarball(tmp_path, kind)
+    assert cli.main(["--sources=examples", "dist_wheels", f"--therock-path={path}"]) == 2
+    line = error_line(capsys)
+    assert line.startswith(f"ci_build: --therock-path={path} ") and TARBALL_ERRORS[kind] in line
+    assert "strip_prefix" not in line  # the user gave none
+    assert guarded == []
+
+
+@needs_data_filter
+@pytest.mark.parametrize("kind", ["truncated", "dotdot", "absolute", "symlink escape", "no entries"])
+def test_the_pre_check_says_what_the_repository_rules_extraction_says(tmp_path, capsys, guarded, kind):
+    """One policy: ci_build's refusal carries the extractor's own reason (extract_archive.extract),
+    up to where the member would land, which depends on the folder it is extracted into."""
+    path = bad_tarball(tmp_path, kind)
+    with pytest.raises(extractor.UnsafeArchive) as refused:
+        extractor.extract(path, tmp_path / "out")
+    assert cli.main(["--sources=examples", "--dry-run", "dist_wheels", f"--therock-path={path}"]) == 2
+    line = error_line(capsys)
+    reason = str(refused.value).split(" to '")[0]
+    assert reason in line and reason.endswith(("would be extracted", "would link", "archive", ")"))
+
+
+def test_a_wrong_sha256_of_a_local_tarball_names_the_real_one(guarded, tmp_path, capsys):
+    path = tarball(tmp_path / TARBALL_NAME)
+    real = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert cli.main(["--sources=examples", "--dry-run", "dist_wheels", f"--therock-path={path}", "--therock-sha256=" + "ab" * 32]) == 2
+    assert error_line(capsys) == (f"ci_build: --therock-sha256={'ab' * 32} is not the sha256 of {path} (it is {real}): give "
+                                  "the tarball AMD published with that sha256, or correct --therock-sha256")
+    assert guarded == []
+
+
+@pytest.mark.parametrize("rooted", ["in one top folder", "at the root"])
+def test_a_good_local_tarball_goes_on_to_the_build(tmp_path, capsys, monkeypatch, rooted):
+    ran = []
+    monkeypatch.setattr(sandbox, "run", lambda cmd, dry_run: ran.append(list(cmd)) or 0)
+    monkeypatch.setattr(pythons, "find_interpreters", lambda: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
+    monkeypatch.delenv("ROCM_PATH", raising=False)
+    monkeypatch.delenv(sandbox.HOST_ENV, raising=False)
+    entries = ROCM_ENTRIES if rooted == "in one top folder" else {k.removeprefix("therock/"): v for k, v in ROCM_ENTRIES.items()}
+    path = tarball(tmp_path / TARBALL_NAME, entries)
+    sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert cli.main(["--sources=examples", "--dry-run", "dist_wheels", f"--therock-path={path}", f"--therock-sha256={sha256}"]) == 0
+    assert any(f"--repo_env=THEROCK_URL=file://{path}" in cmd for cmd in ran)
+
+
+def test_without_the_data_filter_the_tarball_is_read_and_its_safety_left_to_the_sandbox(tmp_path, capsys, monkeypatch, guarded):
+    """Debian 12's python3 (3.11.2) lacks the filter: the tarball is still read to its end and
+    must hold a ROCm; one line says that its entries are checked when the sandbox extracts it."""
+    monkeypatch.setattr(extractor, "has_data_filter", lambda: False)
+    monkeypatch.delattr(tarfile.TarInfo, "replace", raising=False)  # it came with the filter (3.11.4, 3.12)
+    monkeypatch.setattr(pythons, "find_interpreters", lambda: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
+    path = tarball(tmp_path / TARBALL_NAME, {**ROCM_ENTRIES, "therock/../../escaped": b"!"})
+    assert cli.main(["--sources=examples", "--dry-run", "dist_wheels", f"--therock-path={path}"]) == 0
+    err = capsys.readouterr().err
+    assert f"ci_build: --therock-path={path}: Python {sys.version.split()[0]} (running ci_build) lacks tarfile's data " \
+           "filter, so the tarball's entries are checked for safety inside the sandbox, when it is extracted\n" in err
+    cut = bad_tarball(tmp_path, "truncated")
+    assert cli.main(["--sources=examples", "--dry-run", "dist_wheels", f"--therock-path={cut}"]) == 2
+    assert "is not a complete, readable tar archive" in error_line(capsys)
+
+
+def test_the_entry_point_refuses_random_bytes_in_one_line_before_anything_starts(tmp_path):
+    """build/ci_build itself, as a user runs it (not a dry run): exit 2, one line on stderr,
+    nothing on stdout, and no lock, sandbox or Bazel reached (it would take far longer)."""
+    path = tmp_path / TARBALL_NAME
+    path.write_bytes(os.urandom(65536))
+    env = {k: v for k, v in os.environ.items() if k not in ("ROCM_PATH", sandbox.HOST_ENV)}
+    result = subprocess.run([sys.executable, str(CHECKOUT / "build" / "ci_build"), "--sources=examples", "dist_wheels",
+                             f"--therock-path={path}", f"--output-dir={tmp_path / 'dist'}"],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 2 and result.stdout == "", result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith(
+        f"ci_build: --therock-path={path} is refused: {TARBALL_NAME} is not a complete, readable tar archive"), result.stderr
+    assert not (tmp_path / "dist").exists()
+
+
+@needs_data_filter
+def test_a_jax_archive_is_held_to_the_same_policy_before_bazel(guarded, tmp_path, capsys):
+    """--jax-source-dir=ARCHIVE goes through the same extractor check as a TheRock tarball: an
+    entry that would land outside the tree is refused in one line; links inside it are fine."""
+    tree = {"jax-0.10.2/jaxlib/gpu/x.cc": b"//", "jax-0.10.2/jaxlib/rocm/x.cc": "../gpu/x.cc"}
+    good = tarball(tmp_path / "jax.tar.gz", tree)
+    assert cli.main(["--sources=examples", f"--jax-source-dir={good}", "--dry-run", "native"]) == 0
+    capsys.readouterr()
+    evil = tarball(tmp_path / "evil.tar.gz", {**tree, "jax-0.10.2/jaxlib/escape": "../../../etc"})
+    assert cli.main(["--sources=examples", f"--jax-source-dir={evil}", "--dry-run", "native"]) == 2
+    line = error_line(capsys)
+    assert line.startswith(f"ci_build: --jax-source-dir={evil} is refused: jax-0.10.2/jaxlib/escape: ")
+    assert "outside the destination" in line
