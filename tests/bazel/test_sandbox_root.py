@@ -174,7 +174,7 @@ def test_killed_ensure_leaves_nothing_used_and_recovers(sandbox_root, tmp_path):
                 return seen
         raise AssertionError(f"never reached {pattern!r}:\n{seen}")
 
-    for pattern, delay in ((r"\[1/4\] debootstrap .* \.\.\.$", 8), (r"\[3/4\] install base .* \.\.\.$", 1)):
+    for pattern, delay in ((r"\[1/4\] (debootstrap|mmdebstrap) .* \.\.\.$", 8), (r"\[3/4\] install base .* \.\.\.$", 1)):
         kill_when(start(), pattern, delay)
         assert not (sandbox_dir / "current").exists(), "a half-built root must never become current"
         assert list(sandbox_dir.glob("root-*.partial")), "the unfinished root is left for the next ensure"

@@ -73,7 +73,6 @@ def test_every_wheel_is_manylinux_2_28(wheels):
     names = [w.name for w in wheels]
     assert any(n.startswith("jax_rocm7_pjrt-") for n in names) and any(n.startswith("jax_rocm7_plugin-") for n in names)
     assert all(n.endswith("-manylinux_2_28_x86_64.whl") for n in names), names
-    assert f"cp{sys.version_info[0]}{sys.version_info[1]}" in " ".join(names), "a plugin wheel for the host's Python 3.11"
 
 
 def test_auditwheel_certifies_manylinux_2_28_for_every_wheel(wheels):

@@ -79,12 +79,13 @@ def wheels(sandbox_root, tmp_path_factory) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def modules(wheels, tmp_path_factory) -> list[Path]:
-    """Every .so of the plugin wheel for the host's Python and the PJRT library, unpacked."""
+    """Every .so of one plugin wheel (each Python's needs the same ROCm libraries) and the PJRT
+    library, unpacked."""
     out = tmp_path_factory.mktemp("modules")
-    for wheel in wheels:
-        if "cp311" in wheel.name or "_pjrt-" in wheel.name:
-            with zipfile.ZipFile(wheel) as z:
-                z.extractall(out)
+    plugin = next(w for w in wheels if w.name.startswith("jax_rocm7_plugin-"))
+    for wheel in (plugin, *[w for w in wheels if "_pjrt-" in w.name]):
+        with zipfile.ZipFile(wheel) as z:
+            z.extractall(out)
     found = sorted(out.rglob("*.so"))
     assert len(found) == 9, found  # eight modules and xla_rocm_plugin.so
     return found

@@ -51,6 +51,7 @@ NOT_INPUTS = {
     "--mode": "preflight's alone (full mode): the release workflow runs dist_wheels",
     "--registry": "preflight's alone (full mode's module registry)",
     "--distdir": "preflight's alone (full mode's local archives)",
+    "--host": "the release workflow builds in the sandbox on GitHub's runners; host mode is for machines with their own Bazel and ROCm",
 }
 
 

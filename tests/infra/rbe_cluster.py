@@ -211,12 +211,23 @@ def worker_image(paths: Sequence[str] = WORKER_IMAGE) -> tuple[tuple[str, str], 
     return tuple((p, os.path.realpath(p)) for p in paths if os.path.exists(p))
 
 
-def runner_args(runner: str, image: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+UID_MAP = Path("/proc/self/uid_map")
+
+
+def in_user_namespace(uid_map: str) -> bool:
+    """True unless `uid_map` (/proc/self/uid_map) is the initial namespace's identity map."""
+    return uid_map.split() != ["0", "0", "4294967295"]
+
+
+def runner_args(runner: str, image: Sequence[tuple[str, str]], user_namespace: bool) -> tuple[str, ...]:
     """What the worker passes its runner: for `isolated`, the worker image's read-only binds
-    (buildbox-run-bubblewrap otherwise builds the action's root from its input root alone)."""
+    (buildbox-run-bubblewrap otherwise builds the action's root from its input root alone).
+    In a user namespace (the sandbox run without root), inputs are staged by copies and hard
+    links: the runner's default, FUSE, cannot mount there (its stager exits 2)."""
+    staging = ("--runner-arg=--staging-mode=copy-or-link",) if user_namespace else ()
     if runner == "hosttools":
-        return ()
-    return tuple(f"--runner-arg=--ro-bind-mount={real}:{inside}" for inside, real in image)
+        return staging
+    return staging + tuple(f"--runner-arg=--ro-bind-mount={real}:{inside}" for inside, real in image)
 
 
 def worker_env(runner: str, layout: Layout, path: str) -> tuple[tuple[str, str], ...]:
@@ -348,7 +359,7 @@ class Plan:
         # serve ("Method not found"); casd serves the empty instance name, hence no --cas-instance.
         argv = (str(self.tools.worker), f"--bots-remote=http://{LOOPBACK}:{self.ports.buildgrid}",
                 f"--bots-instance={INSTANCE}", f"--cas-remote=http://{LOOPBACK}:{self.ports.casd}",
-                f"--buildbox-run={self.tools.runner}", *runner_args(self.runner, self.image),
+                f"--buildbox-run={self.tools.runner}", *runner_args(self.runner, self.image, in_user_namespace(UID_MAP.read_text())),
                 "--platform", "OSFamily=linux", f"--concurrent-jobs={self.jobs}", WORKER_NAME)
         return Proc("worker", argv, env=worker_env(self.runner, self.layout, self.path))
 

@@ -221,3 +221,12 @@ def test_up_writes_the_client_variables_to_the_ready_file(rbe, cluster, tmp_path
     assert json.loads(ready.read_text()) == {"JAX_ROCM_RBE_EXECUTOR": "grpc://127.0.0.1:15051",
                                              "JAX_ROCM_RBE_INSTANCE": "main"}
     assert not ready.with_name("ready.json.partial").exists()
+
+
+def test_in_a_user_namespace_the_runner_stages_by_copies_not_fuse(rbe):
+    assert not rbe.in_user_namespace("         0          0 4294967295\n")
+    assert rbe.in_user_namespace("         0       1001          1\n         1     100000      65536\n")
+    assert rbe.runner_args("hosttools", IMAGE, user_namespace=True) == ("--runner-arg=--staging-mode=copy-or-link",)
+    isolated = rbe.runner_args("isolated", IMAGE, user_namespace=True)
+    assert isolated[0] == "--runner-arg=--staging-mode=copy-or-link" and len(isolated) == 1 + len(IMAGE)
+    assert "--runner-arg=--staging-mode=copy-or-link" not in rbe.runner_args("isolated", IMAGE, user_namespace=False)

@@ -244,10 +244,16 @@ def _namespace_child(spec: Enter, status_fd: int, mapped: tuple[int, int] | None
         _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWPID), "unshare(mount, pid)")
     else:
         ready, go = mapped
+        parent = os.getppid()
         _check(_libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWPID), "unshare(user, mount, pid)")
         os.write(ready, b"u")
         if os.read(go, 1) != b"g":
             os._exit(125)  # the parent could not map us and said why
+        # Our credentials changed with the new user namespace, which clears the death signal:
+        # set it again, and leave now if the parent is already gone.
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(125)
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     if spec.root is not None:
         for bind in spec.binds:
