@@ -33,6 +33,7 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from tests.infra.bazel_processes import process_counts
 from tests.infra.copy_workspace import copy_workspace
 from tools.digest import sha256_of
 
@@ -62,15 +63,9 @@ def summaries(output: str) -> list[str]:
     return re.findall(r"^INFO: (\d+ process.*)$", output, re.MULTILINE)
 
 
-def counts(summary: str) -> dict[str, int]:
-    """'417 processes: 46 remote cache hit, 115 internal, 256 remote.' -> {'remote cache hit': 46, ...}"""
-    _, _, parts = summary.rstrip(".").partition(": ")
-    return {name: int(n) for n, name in (p.split(" ", 1) for p in parts.split(", ") if p)}
-
-
 def hit_ratio(summary: str) -> float | None:
     """Remote cache hits over the spawns that were not internal."""
-    c = counts(summary)
+    c = process_counts(summary)
     executed = sum(n for runner, n in c.items() if runner != "internal")
     return c.get("remote cache hit", 0) / executed if executed else None
 

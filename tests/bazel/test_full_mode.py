@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel.test_therock_release import HIP_AND_COMPILER, STUB_LIBRARY
 from tests.conftest import CHECKOUT, require_jax_tree, sandbox
+from tests.infra.therock_toolkit import HIP_AND_COMPILER, MAKE_SMALL_TARBALL, STUB_LIBRARY
 from tools import fatbin, full_closure
 
 pytestmark = pytest.mark.bazel
@@ -107,10 +107,8 @@ def test_our_rocm_evaluates_in_the_graph_from_debian_rocm(full_bazel):
 
 
 def test_our_rocm_evaluates_in_the_graph_from_a_therock_tarball(full_bazel, tmp_path):
-    from tests.bazel.test_rocm_configure import MAKE_TARBALL
-
     tarball = tmp_path / "therock-dist-linux-gfx94X-dcgpu-7.2.4a20261122.tar.gz"
-    (tmp_path / "make.sh").write_text(MAKE_TARBALL)
+    (tmp_path / "make.sh").write_text(MAKE_SMALL_TARBALL)
     sandbox("run", "--", "sh", str(tmp_path / "make.sh"), str(tarball))
     digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
     feature = hipcc_feature(full_bazel, f"--repo_env=THEROCK_URL=file://{tarball}", f"--repo_env=THEROCK_SHA256={digest}")

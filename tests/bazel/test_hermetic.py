@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel.test_therock_release import MAKE_TARBALL
 from tests.conftest import sandbox, scratch_copy
+from tests.infra.therock_toolkit import MAKE_TARBALL
 
 pytestmark = pytest.mark.bazel
 

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel.test_therock_release import MAKE_TARBALL, VERSION
 from tests.conftest import CHECKOUT, sandbox
 from tests.infra.copy_workspace import copy_workspace
+from tests.infra.therock_toolkit import MAKE_TARBALL, VERSION
 
 # A cold host-mode build on two cores shared with other builds: well above pytest's 30 minutes.
 pytestmark = [pytest.mark.bazel, pytest.mark.timeout(3600)]

@@ -36,6 +36,7 @@ import re
 import pytest
 
 from tests.conftest import run_driver, scratch_copy
+from tests.infra.bazel_processes import process_counts
 
 pytestmark = pytest.mark.bazel
 
@@ -59,15 +60,9 @@ def spawns(build: dict, mnemonic: str | None = None, output: str | None = None) 
             and (output is None or any(output in o for o in s["outputs"]))]
 
 
-def counts(processes: str) -> dict[str, int]:
-    """'36 processes: 10 internal, 24 processwrapper-sandbox, 2 remote.' -> {'internal': 10, ...}"""
-    _, _, parts = processes.rstrip(".").partition(": ")
-    return {name: int(n) for n, name in (p.split(" ", 1) for p in parts.split(", ") if p)}
-
-
 def test_race_summary_shows_remote_and_local_spawns(builds):
     race = builds["race"]
-    by_runner = counts(race["processes"])
+    by_runner = process_counts(race["processes"])
     assert by_runner.get("remote", 0) >= 2, race["processes"]
     assert sum(n for r, n in by_runner.items() if r in LOCAL) >= TEST_SPAWNS, race["processes"]
 

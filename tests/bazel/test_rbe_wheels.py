@@ -2,7 +2,7 @@
 
 tests/bazel/rbe_wheels_driver.py (on the host; ci_build starts the sandbox itself) builds
 the wheels (examples/ sources, one Python, against a TheRock tarball toolkit made offline
-from the sandbox's ROCm as test_therock_release.py makes it, of family gfx90X-dcgpu: HIP
+from the sandbox's ROCm by tests/infra/therock_toolkit.py, of family gfx90X-dcgpu: HIP
 compiles for its two targets gfx908 and gfx90a) on a cold cluster whose worker sees only each
 action's inputs and the worker image; again from a second checkout at another path, which
 must be answered entirely from the remote cache; with --rbe=dynamic; and locally, the
@@ -26,8 +26,9 @@ import sys
 
 import pytest
 
-from tests.bazel.test_therock_release import MAKE_TARBALL, VERSION
 from tests.conftest import CHECKOUT, sandbox
+from tests.infra.bazel_processes import process_counts
+from tests.infra.therock_toolkit import MAKE_TARBALL, VERSION
 
 # Four full builds on two cores: about 23 min alone, far more beside other builds.
 PROOF_TIMEOUT = 3300
@@ -58,24 +59,19 @@ def builds(sandbox_root, tmp_path_factory) -> dict:
     return json.loads(result.stdout.splitlines()[-1])
 
 
-def counts(summary: str) -> dict[str, int]:
-    _, _, parts = summary.rstrip(".").partition(": ")
-    return {name: int(n) for n, name in (p.split(" ", 1) for p in parts.split(", ") if p)}
-
-
 def test_every_spawn_of_the_cold_build_runs_remotely(builds):
     remote = builds["remote"]
     assert remote["returncode"] == 0, remote
     build, tag = remote["summaries"]  # ci_build's build, then its tagging build
-    assert counts(build).get("remote", 0) > 100 and set(counts(build)) <= ALLOWED_REMOTE, build
-    assert set(counts(tag)) <= ALLOWED_REMOTE, tag
+    assert process_counts(build).get("remote", 0) > 100 and set(process_counts(build)) <= ALLOWED_REMOTE, build
+    assert set(process_counts(tag)) <= ALLOWED_REMOTE, tag
 
 
 def test_a_second_checkout_at_another_path_is_all_remote_cache_hits(builds):
     cached = builds["cached"]
     assert cached["returncode"] == 0, cached
     for summary in cached["summaries"]:
-        by_runner = counts(summary)
+        by_runner = process_counts(summary)
         hits = by_runner.get("remote cache hit", 0)
         print(f"remote cache hits from the second checkout: {hits} of {hits + by_runner.get('remote', 0)} "
               f"spawns ({summary})")

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel.test_rocm_configure import rocm_config
 from tests.conftest import CHECKOUT, EXAMPLES_JAX, jax_tree_from_env, sandbox
+from tests.infra.local_config_rocm import rocm_config
 
 # JAX's tree for the plugin wheel: the stand-in tree, or a real one (JAX_ROCM_TEST_JAX_TREE): what the
 # ROCm layouts are tested with does not depend on it.

@@ -15,16 +15,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import sandbox, scratch_copy
+from tests.infra.local_config_rocm import REPO, XLA_NAMES_TEST, XLA_ROCM_TARGETS, check_xla_names_output, rocm_config, rocm_targets
+from tests.infra.therock_toolkit import MAKE_SMALL_TARBALL
 
 pytestmark = pytest.mark.bazel
-
-REPO = "_main~rocm~local_config_rocm"
-
-
-def rocm_config(in_sandbox) -> dict:
-    base = in_sandbox("bazel", "info", "output_base").stdout.strip()
-    return json.loads(in_sandbox("cat", f"{base}/external/{REPO}/rocm_config.json").stdout)
-
 
 def test_finder_reports_the_real_debian_rocm(in_sandbox):
     data = json.loads(in_sandbox("python3", "third_party/gpus/find_rocm_config.py", "--rocm-path", "/usr").stdout)
@@ -83,25 +77,6 @@ def test_changing_amdgpu_targets_reconfigures(in_sandbox):
 
 # ---- a TheRock-layout tarball, served over loopback HTTP --------------------
 
-# Built from the sandbox's own ROCm files (the real libamdhip64 and headers); its
-# manifest and dist_info are written by the test, and lib/llvm/bin/clang is a
-# two-line script that runs the sandbox's clang, to keep the tarball small.
-MAKE_TARBALL = r"""
-set -e
-d=$(mktemp -d); r=$d/therock
-mkdir -p $r/include $r/lib/llvm/bin $r/lib/llvm/amdgcn/bitcode $r/lib/rocm_sysdeps/lib $r/share/therock $r/bin
-cp -a /usr/include/hip /usr/include/hsa /usr/include/rocm-core $r/include/
-rm -f $r/include/hsa/hsa
-cp -a /usr/lib/x86_64-linux-gnu/libamdhip64.so* $r/lib/
-cp /usr/lib/llvm-22/lib/clang/22/amdgcn/bitcode/ocml.bc $r/lib/llvm/amdgcn/bitcode/
-printf '#!/bin/sh\nexec /usr/lib/llvm-22/bin/clang "$@"\n' > $r/lib/llvm/bin/clang; chmod +x $r/lib/llvm/bin/clang
-echo '{"the_rock_commit": "test-fixture", "rocm_version": "7.2.4", "rocm_package_version": "7.2.4a20261122"}' > $r/share/therock/therock_manifest.json
-echo '{"dist_amdgpu_targets": "gfx942;gfx950"}' > $r/share/therock/dist_info.json
-tar -C $d -czf "$1" therock
-rm -rf $d
-"""  # noqa: E501 (the manifest, one line of JSON)
-
-
 class _Handler(http.server.SimpleHTTPRequestHandler):
     def do_GET(self):  # /truncated/<file>: promise the whole file, send half of it
         if self.path.startswith("/truncated/"):
@@ -123,7 +98,7 @@ def therock_server(sandbox_root, tmp_path_factory):
     www = tmp_path_factory.mktemp("www")
     name = "therock-dist-linux-gfx94X-dcgpu-7.2.4a20261122.tar.gz"
     script = www / "make.sh"
-    script.write_text(MAKE_TARBALL)
+    script.write_text(MAKE_SMALL_TARBALL)
     sandbox("run", "--", "sh", str(script), str(www / name))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), lambda *a: _Handler(*a, directory=str(www)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -195,7 +170,6 @@ def test_therock_tarball_with_escaping_entries_is_refused(in_sandbox, therock_se
 def test_therock_tarball_answers_xla_names(in_sandbox, therock_server):
     """The TheRock-layout fixture (HIP only) under XLA's names: the XLA build_defs test passes,
     and a library it lacks fails naming the package."""
-    from tests.bazel.test_local_config_rocm import XLA_NAMES_TEST, XLA_ROCM_TARGETS, check_xla_names_output, rocm_targets
 
     flags = ["--config=rocm", f"--repo_env=THEROCK_URL={therock_server['url']}", f"--repo_env=THEROCK_SHA256={therock_server['sha256']}",
              "--repo_env=TF_ROCM_AMDGPU_TARGETS=gfx942"]

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel.test_rocm_configure import rocm_config
 from tests.conftest import CHECKOUT, load_module, sandbox
+from tests.infra.local_config_rocm import rocm_config
 
 is_build_tree_entry = load_module("wheel_runpath_tool", CHECKOUT / "wheel" / "private" / "runpath.py").is_build_tree_entry
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CHECKOUT, jax_tree_from_env, load_module, sandbox
+from tests.infra.therock_toolkit import MAKE_TARBALL, VERSION
 
 pytestmark = pytest.mark.bazel
 
@@ -31,49 +32,7 @@ JAX_TREE = jax_tree_from_env()
 
 fatbin = load_module("fatbin", CHECKOUT / "tools" / "fatbin.py")
 
-VERSION = "7.10.0a20251120"
 PYTHON = "3.14"  # the sandbox's own
-
-# A TheRock-layout toolkit from the sandbox's ROCm: the real HIP headers, libamdhip64 and
-# device bitcode; lib/llvm/bin/clang runs the sandbox's clang (keeps the tarball small).
-# JAX's modules also compile against hipBLAS, hipSOLVER, rocSOLVER, hipSPARSE and MIOpen:
-# their real headers, and for linking, interface stubs of their libraries (the real sonames
-# and exported symbols, empty bodies; rocSOLVER alone is 700 MB). Nothing here runs them.
-# Shell pieces of a TheRock-layout toolkit made from the root's ROCm ($r: the toolkit, $d: scratch).
-# stub LIB: an interface stub of /usr/lib/.../libLIB.so in $r/lib: same soname, same exported names.
-STUB_LIBRARY = r"""
-stub() {
-  real=$(readlink -f /usr/lib/x86_64-linux-gnu/lib$1.so)
-  soname=$(objdump -p "$real" | awk '/SONAME/ {print $2}')
-  nm -D --defined-only --format=posix "$real" | awk '{sub(/@.*/, "", $1)} $1 ~ /^[A-Za-z_][A-Za-z0-9_]*$/ {
-      if ($2 ~ /^[TtWi]$/) print "void " $1 "(void) {}"; else print "char " $1 "[1];" }' | sort -u > $d/$1.c
-  gcc -shared -fPIC -w -o $r/lib/$soname -Wl,-soname,$soname $d/$1.c
-  ln -s $soname $r/lib/lib$1.so
-}
-"""
-# The HIP runtime, its version file and the device compiler (ROCm's clang and bitcode).
-# clang reads the HIP version from share/hip/version; without it it assumes an old HIP, whose
-# headers then lack device min/max (as a real TheRock toolkit, which ships it, would not).
-HIP_AND_COMPILER = r"""
-cp -a /usr/lib/x86_64-linux-gnu/libamdhip64.so* $r/lib/
-mkdir -p $r/share/hip && cp /usr/share/hip/version $r/share/hip/
-cp -a /usr/lib/llvm-22/lib/clang/22/amdgcn/bitcode $r/lib/llvm/amdgcn/
-printf '#!/bin/sh\nexec /usr/lib/llvm-22/bin/clang "$@"\n' > $r/lib/llvm/bin/clang; chmod +x $r/lib/llvm/bin/clang
-"""
-MAKE_TARBALL = r"""
-set -e
-d=$(mktemp -d); r=$d/install
-mkdir -p $r/include $r/lib/llvm/bin $r/lib/llvm/amdgcn $r/lib/rocm_sysdeps/lib $r/share/therock $r/bin
-cp -a /usr/include/hip /usr/include/hsa /usr/include/rocm-core $r/include/
-cp -a /usr/include/hipblas /usr/include/hipblas-common /usr/include/hipsolver /usr/include/hipsparse \
-      /usr/include/miopen /usr/include/rocsolver /usr/include/rocblas $r/include/
-rm -f $r/include/hsa/hsa
-""" + HIP_AND_COMPILER + STUB_LIBRARY + r"""
-for lib in hipblas hipsolver hipsparse MIOpen rocsolver; do stub $lib; done
-echo '{"the_rock_commit": "test-fixture", "rocm_version": "7.10.0", "rocm_package_version": "%s"}' > $r/share/therock/therock_manifest.json
-tar -C $d -czf "$1" install
-rm -rf $d
-""" % VERSION
 
 
 @pytest.fixture(scope="module")
