@@ -198,3 +198,40 @@ def run_driver(*command: str) -> dict:
         pytest.fail(f"cluster + builds took over {DRIVER_TIMEOUT} s; last output:\n{stderr[-5000:]}")
     return json.loads(result.stdout.splitlines()[-1])
 
+
+
+# --- ci_build's dist_wheels as a dry run: what the unit tests of build/ci_build share --------
+# The checkout of the ci_build imported (pytest.ini's pythonpath), which may differ from a
+# worker's CHECKOUT above.
+from ci_build_cli.paths import CHECKOUT as CI_BUILD_CHECKOUT  # noqa: E402
+
+DRY_RUN = ["--sources=examples", f"--jax-source-dir={CI_BUILD_CHECKOUT}", "--dry-run", "dist_wheels",
+           "--wheel-kind=nightly", "--wheel-date=20261123"]
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """Commands ci_build would run; the interpreters it would find."""
+    from ci_build_cli import pythons, sandbox as ci_sandbox, sources
+
+    commands = []
+
+    def run(cmd, dry_run):
+        commands.append((list(cmd), dry_run))
+        return 0
+
+    monkeypatch.setattr(ci_sandbox, "run", run)
+    monkeypatch.setattr(pythons, "find_interpreters",
+                        lambda: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
+    monkeypatch.setattr(sources.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    monkeypatch.delenv("ROCM_PATH", raising=False)  # the tests set it where it matters
+    monkeypatch.delenv(ci_sandbox.HOST_ENV, raising=False)  # sandboxed unless a test asks for host mode
+    return commands
+
+
+def bazel_build(commands) -> list[str]:
+    """The one `bazel build` among the commands `recorded` holds."""
+    builds = [cmd for cmd, _ in commands if "build" in cmd and any(w == "bazel" or w.endswith("/tools/bazel") for w in cmd)]
+    assert len(builds) == 1, commands
+    return builds[0]

@@ -25,7 +25,7 @@ import pytest
 
 from ci_build_cli import cli, dist_wheels, full, inputs, options, pythons, sandbox, sources, toolkit, wheels
 from ci_build_cli.paths import CHECKOUT  # the checkout of the ci_build imported here (pytest.ini's pythonpath)
-from tests.conftest import require_jax_tree
+from tests.conftest import DRY_RUN, bazel_build, require_jax_tree
 
 pytestmark = pytest.mark.unit
 
@@ -631,35 +631,6 @@ def test_summary_table_has_name_size_and_sha256(tmp_path):
 
 
 # --- main: dist_wheels --dry-run ------------------------------------------------------
-
-
-@pytest.fixture
-def recorded(monkeypatch):
-    """Commands ci_build would run; the interpreters it would find."""
-    commands = []
-
-    def run(cmd, dry_run):
-        commands.append((list(cmd), dry_run))
-        return 0
-
-    monkeypatch.setattr(sandbox, "run", run)
-    monkeypatch.setattr(pythons, "find_interpreters",
-                        lambda: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
-    monkeypatch.setattr(sources.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
-    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
-    monkeypatch.delenv("ROCM_PATH", raising=False)  # the tests set it where it matters
-    monkeypatch.delenv(sandbox.HOST_ENV, raising=False)  # sandboxed unless a test asks for host mode
-    return commands
-
-
-def bazel_build(commands) -> list[str]:
-    builds = [cmd for cmd, _ in commands if "build" in cmd and any(w == "bazel" or w.endswith("/tools/bazel") for w in cmd)]
-    assert len(builds) == 1, commands
-    return builds[0]
-
-
-DRY_RUN = ["--sources=examples", f"--jax-source-dir={CHECKOUT}", "--dry-run", "dist_wheels", "--wheel-kind=nightly",
-           "--wheel-date=20261123"]
 
 
 def test_dist_wheels_dry_run_prints_the_bazel_build(recorded, capsys):

@@ -9,15 +9,14 @@ import zipfile
 import pytest
 
 from ci_build_cli import cli, wheels
-from tests.conftest import CHECKOUT, load_module
-from tests.unit.test_ci_build import DRY_RUN, bazel_build, recorded  # noqa: F401 (recorded: a fixture)
+from tests.conftest import CHECKOUT, DRY_RUN, bazel_build, load_module
 
 pytestmark = pytest.mark.unit
 
 prefetch = load_module("prefetch", CHECKOUT / "tools" / "prefetch.py")
 
 
-def test_dist_wheels_builds_with_the_manylinux_2_28_toolchain_by_default(recorded, capsys):  # noqa: F811
+def test_dist_wheels_builds_with_the_manylinux_2_28_toolchain_by_default(recorded, capsys):
     assert cli.main(DRY_RUN) == 0
     cmd = bazel_build(recorded)
     assert cmd.index("--config=rocm") + 1 == cmd.index("--config=manylinux_2_28")
@@ -25,7 +24,7 @@ def test_dist_wheels_builds_with_the_manylinux_2_28_toolchain_by_default(recorde
     assert "--manylinux=manylinux_2_28" in err and "--//wheel:platform_tag=manylinux_2_28_x86_64" in err
 
 
-def test_host_toolchain_sandbox_keeps_the_sandbox_compiler_and_the_best_certified_tag(recorded, capsys):  # noqa: F811
+def test_host_toolchain_sandbox_keeps_the_sandbox_compiler_and_the_best_certified_tag(recorded, capsys):
     assert cli.main(DRY_RUN + ["--host-toolchain=sandbox"]) == 0
     cmd = bazel_build(recorded)
     assert "--config=manylinux_2_28" not in cmd and "--config=rocm" in cmd
@@ -41,7 +40,7 @@ def test_required_policy_follows_manylinux_then_the_toolchain():
     assert [wheels.policy_name(p) for p in ("2_28", "manylinux_2_28", "manylinux_2_28_x86_64")] == ["manylinux_2_28"] * 3
 
 
-def test_a_misspelt_policy_fails_before_anything_runs(recorded):  # noqa: F811
+def test_a_misspelt_policy_fails_before_anything_runs(recorded):
     with pytest.raises(SystemExit) as exc:
         cli.main(DRY_RUN + ["--manylinux=manylinux2014"])
     assert "--manylinux=manylinux2014 is not a manylinux policy such as manylinux_2_28" in str(exc.value)
@@ -54,7 +53,7 @@ def fake_wheel(path):
     return path
 
 
-def test_a_required_policy_that_is_met_is_the_tag_even_when_older_symbols_would_do(recorded, monkeypatch, tmp_path):  # noqa: F811
+def test_a_required_policy_that_is_met_is_the_tag_even_when_older_symbols_would_do(recorded, monkeypatch, tmp_path):
     """Zig's glibc 2.28 stubs often leave only GLIBC_2.17-era symbols: auditwheel's best tag is then
     manylinux_2_17, but the toolchain promises 2.28, and the wheels are tagged with what was required."""
     built = [fake_wheel(tmp_path / "jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl"),
@@ -70,7 +69,7 @@ def test_a_required_policy_that_is_met_is_the_tag_even_when_older_symbols_would_
     assert builds[-1][-1] == "--//wheel:platform_tag=manylinux_2_28_x86_64"
 
 
-def test_a_wheel_that_fails_the_required_policy_stops_dist_wheels(recorded, monkeypatch, tmp_path, capsys):  # noqa: F811
+def test_a_wheel_that_fails_the_required_policy_stops_dist_wheels(recorded, monkeypatch, tmp_path, capsys):
     built = [fake_wheel(tmp_path / "jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl")]
     monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None: built)
     monkeypatch.setattr(wheels, "audit_wheels", lambda ws, policy: {
