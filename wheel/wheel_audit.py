@@ -30,7 +30,6 @@ import dataclasses
 import fnmatch
 import io
 import json
-import re
 import subprocess
 import sys
 import zipfile
@@ -49,20 +48,24 @@ ROCM_LIBRARIES = (
     "libroctracer64.so*", "librocprofiler-sdk*.so*", "librocm_smi64.so*", "libamd_smi.so*",
 )
 ARCH = "x86_64"
-_POLICY = re.compile(r"^(?:manylinux_)?(\d+)_(\d+)(?:_x86_64)?$")
+_CHECKOUT = Path(__file__).resolve().parent.parent
 
 
-def _load_runpath():
-    """wheel/private/runpath.py: what a build-tree RUNPATH entry is (one definition, shared
-    with the tool that strips them when the wheel is packed)."""
-    spec = util.spec_from_file_location("wheel_runpath", Path(__file__).resolve().parent / "private" / "runpath.py")
+def _load(name: str, relative: str):
+    """A module of this checkout by its path: this script runs as a file in the tools venv,
+    with neither wheel/private nor tools/ importable."""
+    spec = util.spec_from_file_location(name, _CHECKOUT / relative)
     module = util.module_from_spec(spec)
-    sys.modules.setdefault("wheel_runpath", module)
+    sys.modules.setdefault(name, module)
     spec.loader.exec_module(module)
     return module
 
 
-is_build_tree_entry = _load_runpath().is_build_tree_entry
+# What a build-tree RUNPATH entry is: one definition, shared with the tool that strips them
+# when the wheel is packed.
+is_build_tree_entry = _load("wheel_runpath", "wheel/private/runpath.py").is_build_tree_entry
+# The manylinux policy parser, shared with build/ci_build's --manylinux.
+policy_name = _load("tools_manylinux", "tools/manylinux.py").policy_name
 
 
 class AuditError(RuntimeError):
@@ -115,14 +118,6 @@ class Audit:
                        f"and libstdc++, e.g. a {self.requested} image, or ask for --manylinux={self.platform_tag}):")
             out += [f"  {use}" for use in self.too_new]
         return out
-
-
-def policy_name(value: str) -> str:
-    """'2_28', 'manylinux_2_28' or 'manylinux_2_28_x86_64' -> 'manylinux_2_28'."""
-    match = _POLICY.fullmatch(value)
-    if not match:
-        raise ValueError(f"{value!r} is not a manylinux policy such as manylinux_2_28 or 2_28")
-    return f"manylinux_{match[1]}_{match[2]}"
 
 
 def is_rocm_library(soname: str, patterns: Iterable[str] = ROCM_LIBRARIES) -> bool:

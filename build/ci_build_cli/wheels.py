@@ -7,7 +7,6 @@ import argparse
 import dataclasses
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -17,10 +16,12 @@ import time
 import zipfile
 from pathlib import Path
 
+from tools import manylinux
 from tools.digest import sha256_of
 from tools.venvs import ensure_venv
 
 from . import sources
+from .inputs import InputError
 from .paths import CHECKOUT
 from .pythons import Interpreter
 
@@ -94,11 +95,12 @@ def required_policy(args: argparse.Namespace) -> str | None:
 
 
 def policy_name(value: str) -> str:
-    """'2_28', 'manylinux_2_28' or 'manylinux_2_28_x86_64' -> 'manylinux_2_28' (as wheel/wheel_audit.py reads it)."""
-    match = re.fullmatch(r"(?:manylinux_)?(\d+)_(\d+)(?:_x86_64)?", value)
-    if not match:
-        raise SystemExit(f"ci_build: --manylinux={value} is not a manylinux policy such as manylinux_2_28 or 2_28")
-    return f"manylinux_{match[1]}_{match[2]}"
+    """--manylinux's policy by tools/manylinux.py (wheel/wheel_audit.py's parser too); a value
+    it refuses is an InputError, which ci_build reports in one line with exit status 2."""
+    try:
+        return manylinux.policy_name(value)
+    except ValueError as e:
+        raise InputError(f"--manylinux={value}: {e}") from None
 
 
 def least_compatible(tags: list[str]) -> str:

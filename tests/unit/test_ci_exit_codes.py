@@ -29,9 +29,6 @@ pytestmark = pytest.mark.unit
 extractor = toolkit.extract_archive  # the repository rule's extractor, as ci_build imports it
 
 CLI_PACKAGE = CHECKOUT / "build" / "ci_build_cli"
-# build/ci_build_cli/wheels.py is another engineer's (issue 33 leaves its --manylinux SystemExit
-# to them); the scan lists it so that its fix is seen here: remove it from this table then.
-OWNED_ELSEWHERE = {"wheels.py": 1}
 
 TARBALL_NAME = "therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz"
 ROCM_ENTRIES = {"therock/share/therock/therock_manifest.json": b"{}", "therock/lib/libamdhip64.so.7": b"elf"}
@@ -81,7 +78,7 @@ def test_ci_build_exits_only_through_cli_main():
             found[path.name] = len(exits)
         if path.name != "cli.py":  # cli.main turns InputError into its 2
             assert returns_two(tree) == [], f"{path.name}: raise inputs.InputError instead of printing and returning 2"
-    assert found == OWNED_ELSEWHERE
+    assert found == {}
 
 
 # --- the behaviour: exit 2, one line, nothing started -----------------------------------------
@@ -173,6 +170,8 @@ INPUT_ERRORS = {
                                        "ci_build: --rocm-version=7.2.4, but the TheRock tarball " + TARBALL_NAME),
     "a rocm version that is none": (["--rocm-version=banana", "dist_wheels"], "ci_build: --rocm-version=banana is not a ROCm"),
     "python versions misspelt": (["--python-versions=3.x", "dist_wheels"], "ci_build: --python-versions: 3.x is not a Python"),
+    "a manylinux policy misspelt": (["--manylinux=manylinux2014", "dist_wheels"],
+                                    "ci_build: --manylinux=manylinux2014: 'manylinux2014' is not a manylinux policy"),
     "full mode with two pythons": (["--mode=full", "--python-versions=3.11,3.14", "dist_wheels"],
                                    "ci_build: --mode=full and --python-versions=3.11,3.14: full mode builds for one Python"),
     "full mode in host mode": (["--mode=full", "--host", "dist_wheels"], "ci_build: --mode=full runs upstream's graph"),
