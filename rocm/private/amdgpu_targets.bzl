@@ -26,14 +26,23 @@ def _near(name, supported):
             return hits[:6]
     return []
 
+# The semicolon and ASCII white space (split_targets' re.ASCII \s): Bazel's str.split() wants a separator.
+_SEPARATORS = [";", " ", "\t", "\n", "\r", "\f", "\v"]
+
 def split_amdgpu_targets(values):
-    """['gfx942,gfx950', 'gfx90a'] or 'gfx942;gfx950' -> ['gfx942', 'gfx950', 'gfx90a'] (order kept, no duplicates)."""
+    """['gfx942,gfx950', 'gfx90a'] or 'gfx942;gfx950' -> ['gfx942', 'gfx950', 'gfx90a'].
+
+    The rule of find_rocm_config.py split_targets, which splits the same lists before the
+    build (TF_ROCM_AMDGPU_TARGETS, a dist_info.json's): commas, semicolons and ASCII white
+    space separate, empty items are dropped, repeats too (order kept). Starlark cannot call
+    it, so this is its one Starlark form: a value means the same on either side."""
     if type(values) == "string":
         values = [values]
     out = []
     for value in values:
-        for part in value.replace(";", ",").replace(" ", ",").split(","):
-            part = part.strip()
+        for separator in _SEPARATORS:
+            value = value.replace(separator, ",")
+        for part in value.split(","):
             if part and part not in out:
                 out.append(part)
     return out

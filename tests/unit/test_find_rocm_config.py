@@ -335,6 +335,8 @@ def test_cli_records_the_chosen_targets_and_the_family(tmp_path):
 def test_split_targets():
     assert finder.split_targets("gfx942, gfx950;gfx1100 gfx1201,,") == ["gfx942", "gfx950", "gfx1100", "gfx1201"]
     assert finder.split_targets("") == []
+    # Tabs and newlines separate too, and a repeat is named once (as split_amdgpu_targets does).
+    assert finder.split_targets("gfx942\tgfx950\n;gfx942") == ["gfx942", "gfx950"]
 
 
 @pytest.mark.parametrize("remove, message", [

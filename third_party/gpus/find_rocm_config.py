@@ -553,7 +553,7 @@ def rocm_release(layout: Layout, warnings: list[str]) -> tuple[str, str, dict | 
                 info = json.loads(dist)
                 targets = info.get("dist_amdgpu_targets") if isinstance(info, dict) else None
                 if isinstance(targets, str):
-                    targets = [t for t in re.split(r"[;,\s]+", targets) if t]
+                    targets = split_targets(targets)
                 if isinstance(targets, list):
                     therock["dist_amdgpu_targets"] = [str(t) for t in targets]
             for key in ("rocm_package_version", "rocm_version"):
@@ -777,8 +777,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def split_targets(value: str) -> list[str]:
-    """'gfx942,gfx950' / 'gfx942;gfx950' / 'gfx942 gfx950' -> ['gfx942', 'gfx950']."""
-    return [t for t in re.split(r"[,;\s]+", value) if t]
+    """'gfx942,gfx950' / 'gfx942;gfx950' / 'gfx942 gfx950' -> ['gfx942', 'gfx950']: the one
+    Python splitter of an amdgpu target list (TF_ROCM_AMDGPU_TARGETS, a dist_info.json's, ci_build's
+    --amdgpu-targets for a tarball's family). Commas, semicolons and ASCII white space separate;
+    empty items and repeats are dropped, order kept: rocm/private/amdgpu_targets.bzl
+    split_amdgpu_targets, which splits --//rocm:amdgpu_targets at analysis, does the same."""
+    return list(dict.fromkeys(t for t in re.split(r"[,;\s]+", value, flags=re.ASCII) if t))
 
 
 def device_code_targets(config: RocmConfig, family: str) -> tuple[list[str] | None, str]:

@@ -12,6 +12,9 @@ def _split_test_impl(ctx):
     asserts.equals(env, ["gfx942", "gfx950", "gfx90a"], split_amdgpu_targets(["gfx942,gfx950", "gfx90a"]))
     asserts.equals(env, ["gfx942", "gfx950"], split_amdgpu_targets("gfx942;gfx950 gfx942"))
     asserts.equals(env, [], split_amdgpu_targets(["", " , "]))
+
+    # Any white space separates, as in find_rocm_config.py split_targets.
+    asserts.equals(env, ["gfx942", "gfx950", "gfx90a"], split_amdgpu_targets("gfx942\tgfx950\n gfx90a;;"))
     return unittest.end(env)
 
 split_test = unittest.make(_split_test_impl)
