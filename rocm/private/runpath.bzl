@@ -29,35 +29,6 @@ wheel/wheel_audit.py fails a wheel that still holds one.
 # XLA's values (its third_party/gpus/rocm/BUILD.tpl).
 ROCM_PATH_TYPES = ["system", "hermetic", "multiple", "link_only"]
 
-# TheRock's per-family pip packages (_rocm_sdk_libraries_<family>, index
-# https://rocm.nightlies.amd.com/v2/<family>/): those of the published jax_rocm7_plugin
-# 0.10.2's RUNPATH and those of TheRock's tarballs (find_rocm_config.py THEROCK_FAMILIES).
-THEROCK_PIP_FAMILIES = [
-    "gfx950-dcgpu",
-    "gfx950-all",
-    "gfx94X-dcgpu",
-    "gfx94X-all",
-    "gfx90a",
-    "gfx90X-dcgpu",
-    "gfx90X-all",
-    "gfx908",
-    "gfx906",
-    "gfx900",
-    "dcgpu-all",
-    "gfx120X-all",
-    "gfx1153",
-    "gfx1152",
-    "gfx1151",
-    "gfx1150",
-    "gfx115X-igpu",
-    "gfx115X-all",
-    "gfx110X-all",
-    "gfx110X-dgpu",
-    "gfx103X-all",
-    "gfx103X-dgpu",
-    "gfx101X-dgpu",
-]
-
 # Pythons whose site-packages another interpreter's TheRock install may be in.
 _PYTHON_MINORS = range(9, 16)
 
@@ -65,10 +36,12 @@ _PYTHON_MINORS = range(9, 16)
 # jax_plugins/xla_rocm<N>/ (two); the loader skips entries that do not exist.
 _TO_SITE_PACKAGES = ["$ORIGIN/..", "$ORIGIN/../.."]
 
-def therock_pip_runpath():
-    """TheRock's pip packages, beside the wheel and in the usual site-packages."""
+def therock_pip_runpath(pip_families):
+    """TheRock's pip packages, beside the wheel and in the usual site-packages. pip_families:
+    the finder's therock_pip_families (find_rocm_config.py THEROCK_PIP_FAMILIES, in
+    rocm_config.json), in their order."""
     core = ["_rocm_sdk_core/lib", "_rocm_sdk_libraries/lib"]
-    beside = core + ["_rocm_sdk_libraries_%s/lib" % f.replace("-", "_") for f in THEROCK_PIP_FAMILIES]
+    beside = core + ["_rocm_sdk_libraries_%s/lib" % f.replace("-", "_") for f in pip_families]
     entries = []
     for site in _TO_SITE_PACKAGES:
         entries += ["%s/%s" % (site, lib) for lib in beside]
@@ -80,9 +53,9 @@ def therock_pip_runpath():
         entries += ["/usr/local/lib/python3.%d/dist-packages/%s" % (minor, lib) for lib in core]
     return entries
 
-def link_only_runpath():
-    """The release default: the places users keep ROCm, in order."""
-    return therock_pip_runpath() + ["$ORIGIN/../rocm/lib", "$ORIGIN/../../rocm/lib", "/opt/rocm/lib"]
+def link_only_runpath(pip_families):
+    """The release default: the places users keep ROCm, in order (pip_families: therock_pip_runpath's)."""
+    return therock_pip_runpath(pip_families) + ["$ORIGIN/../rocm/lib", "$ORIGIN/../../rocm/lib", "/opt/rocm/lib"]
 
 def system_runpath(toolkit_library_dirs, output_base):
     """/opt/rocm/lib and the configured toolkit's folders outside Bazel's output base."""

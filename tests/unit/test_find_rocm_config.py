@@ -140,6 +140,7 @@ def test_multiarch_layout(tmp_path):
 def test_opt_rocm_layout_reads_info_version(tmp_path):
     config = finder.find_rocm_config(make_opt_rocm(tmp_path / "rocm-6.4.3"))
     assert (config.layout, config.rocm_version, config.rocm_version_number) == ("opt_rocm", "6.4.3", 60403)
+    assert (config.rocm_release, config.rocm_major) == ("6.4.3", 6)
     assert config.libraries["hip"].version == "6.4.43483"  # hip_version.h: no CMake files in this tree
     assert config.libraries["hip"].version_source.endswith("include/hip/hip_version.h")
     assert config.hipcc_path.endswith("bin/hipcc")
@@ -153,6 +154,8 @@ def test_version_never_comes_from_the_folder_name(tmp_path):
 def test_therock_layout_and_target_coverage(tmp_path):
     config = finder.find_rocm_config(make_therock(tmp_path / "therock"))
     assert (config.layout, config.rocm_version, config.rocm_version_number) == ("therock", "7.10.0a20251120", 71000)
+    # What the wheels are named and described with: the release without TheRock's suffix.
+    assert (config.rocm_release, config.rocm_major) == ("7.10.0", 7)
     assert config.therock["dist_amdgpu_targets"] == ["gfx942"]
     covered, where = finder.device_code_targets(config, "")
     assert (covered, where) == (["gfx942"], "its share/therock/dist_info.json")
@@ -339,6 +342,14 @@ def test_split_targets():
     assert finder.split_targets("gfx942\tgfx950\n;gfx942") == ["gfx942", "gfx950"]
 
 
+def test_pip_families_hold_every_tarball_family():
+    """The link_only RUNPATH searches a pip package of each family a tarball may be of; the
+    others are single targets, each a family of its own (family_targets)."""
+    pip = finder.THEROCK_PIP_FAMILIES
+    assert len(set(pip)) == len(pip) and set(finder.THEROCK_FAMILIES) <= set(pip)
+    assert all(finder.family_targets(f) == (f,) for f in set(pip) - set(finder.THEROCK_FAMILIES))
+
+
 @pytest.mark.parametrize("remove, message", [
     ("include/hip/hip_version.h", "HIP headers not found .* searched .*hip_version.h; install"),
     ("lib/x86_64-linux-gnu/libamdhip64.so*", "libamdhip64 not found: searched .*x86_64-linux-gnu; install"),
@@ -378,8 +389,9 @@ def test_cli_json_has_the_promised_keys(tmp_path):
     data = json.loads(out)
     for key in ("rocm_toolkit_path", "layout", "rocm_version", "rocm_version_number", "hip_version", "hip_version_number",
                 "clang_path", "clang_version", "hipcc_path", "device_libs_path", "amdgpu_targets_supported", "libraries",
-                "amdgpu_targets", "amdgpu_targets_origin", "amdgpu_targets_note"):
+                "amdgpu_targets", "amdgpu_targets_origin", "amdgpu_targets_note", "rocm_release", "rocm_major"):
         assert key in data
+    assert data["therock_pip_families"] == list(finder.THEROCK_PIP_FAMILIES), "rocm/private/runpath.bzl's, as data"
     assert data["amdgpu_targets"] == ["gfx942", "gfx950"] and data["amdgpu_targets_note"] == "", "the defaults held as given"
     assert set(data["libraries"]["rocblas"]) >= {"version", "version_number", "include_dir", "library_dir", "library"}
 

@@ -157,6 +157,16 @@ THEROCK_FAMILIES: dict[str, tuple[str, ...]] = {
     "gfx120X-all": ("gfx1200", "gfx1201"),
     "dcgpu-all": ("gfx908", "gfx90a", "gfx942", "gfx950"),
 }
+# TheRock's per-family pip packages (_rocm_sdk_libraries_<family>, index
+# https://rocm.nightlies.amd.com/v2/<family>/): the tarball families above and single-target
+# ones, in the order the published jax_rocm7_plugin 0.10.2's RUNPATH searches them. The build
+# makes its link_only RUNPATH of them (rocm/private/runpath.bzl, by way of rocm_config.json);
+# the order is that RUNPATH's, so changing it changes every shipped .so.
+THEROCK_PIP_FAMILIES: tuple[str, ...] = (
+    "gfx950-dcgpu", "gfx950-all", "gfx94X-dcgpu", "gfx94X-all", "gfx90a", "gfx90X-dcgpu", "gfx90X-all",
+    "gfx908", "gfx906", "gfx900", "dcgpu-all", "gfx120X-all", "gfx1153", "gfx1152", "gfx1151", "gfx1150",
+    "gfx115X-igpu", "gfx115X-all", "gfx110X-all", "gfx110X-dgpu", "gfx103X-all", "gfx103X-dgpu", "gfx101X-dgpu",
+)
 _TARBALL_RE = re.compile(r"therock-dist-linux-(?P<family>[0-9A-Za-z]+(?:-[0-9a-z]+)?)-(?P<version>\d[^/]*?)"
                          r"\.(tar\.gz|tar\.xz|tar\.zst|tgz|tar)$")
 
@@ -331,6 +341,8 @@ class RocmConfig:
     rocm_toolkit_path: str
     layout: str
     rocm_version: str
+    rocm_release: str  # rocm_version's X.Y.Z, without a TheRock suffix: 7.10.0 of 7.10.0a20251120
+    rocm_major: int  # 7: the <N> of the wheels' names (jax_rocm7_plugin)
     rocm_version_number: int
     rocm_version_source: str
     hip_version: str
@@ -660,6 +672,8 @@ def find_rocm_config(root: Path) -> RocmConfig:
         rocm_toolkit_path=str(root),
         layout=layout.name,
         rocm_version=version,
+        rocm_release="%d.%d.%d" % parsed,
+        rocm_major=parsed[0],
         rocm_version_number=version_number(parsed),
         rocm_version_source=source,
         hip_version=hip,
@@ -771,7 +785,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # What the repository rule says when the defaults did not hold as they are.
         note = "" if requested or choice.targets == defaults else f"amdgpu targets {','.join(choice.targets)} ({choice.origin})"
         data = json.loads(config.to_json()) | {"amdgpu_targets": choice.targets, "amdgpu_targets_origin": choice.origin,
-                                               "amdgpu_targets_note": note}
+                                               "amdgpu_targets_note": note,
+                                               "therock_pip_families": list(THEROCK_PIP_FAMILIES)}
         print(json.dumps(data, indent=2, sort_keys=True))
     return 0
 

@@ -12,11 +12,12 @@ one per library, have templates of their own):
                      rocm_library ...) over //:build_defs.bzl
   BUILD.bazel        this project's names (aliases into //rocm) and the HIP toolchain
   build_defs.bzl     if_rocm, is_rocm_configured, rocm_default_copts,
-                     rocm_gpu_architectures, rocm_version_number, rocm_only
+                     rocm_gpu_architectures, rocm_version_number, rocm_only,
+                     rocm_release and rocm_major (the finder's, for the wheels)
   rocm_config.json   the finder's JSON plus the default amdgpu targets and why
                      (amdgpu_targets, amdgpu_targets_origin; TheRock: therock.family,
-                     therock.device_code_targets): the one record of what this build
-                     used (wheel metadata reads it)
+                     therock.device_code_targets; therock_pip_families, the link_only
+                     RUNPATH's): the one record of what this build used (wheel metadata reads it)
 
 Default amdgpu targets (what --//rocm:amdgpu_targets defaults to): TF_ROCM_AMDGPU_TARGETS
 if set, checked against the toolkit; else JAX's wheel list (the finder's
@@ -202,6 +203,8 @@ def _write_unconfigured(rctx, reason, advice):
     rctx.template("build_defs.bzl", _TEMPLATES["build_defs"], {
         "%{configured}": "False",
         "%{rocm_version_number}": "0",
+        "%{rocm_release}": repr(""),
+        "%{rocm_major}": "0",
         "%{amdgpu_targets}": repr(_unconfigured_targets(rctx)),
         "%{supported_amdgpu_targets}": "[]",
         "%{dist_amdgpu_targets}": "[]",
@@ -319,11 +322,12 @@ def _rpath_substitutions(rctx, config):
     lib_dirs = sorted({info["library_dir"]: True for info in config["libraries"].values() if info.get("library_dir") and not info.get("static")}.keys())
     output_base = str(rctx.path(".").dirname.dirname)
     system = system_runpath(lib_dirs, output_base)
+    link_only = link_only_runpath(config["therock_pip_families"])
     return {
         "%{rocm_path_type}": _rocm_path_type_stanza(rctx),
         "%{rpath_hermetic}": repr(runpath_linkopts(lib_dirs)),
-        "%{rpath_link_only}": repr(runpath_linkopts(link_only_runpath())),
-        "%{rpath_multiple}": repr(runpath_linkopts(link_only_runpath() + [d for d in system if d != "/opt/rocm/lib"])),
+        "%{rpath_link_only}": repr(runpath_linkopts(link_only)),
+        "%{rpath_multiple}": repr(runpath_linkopts(link_only + [d for d in system if d != "/opt/rocm/lib"])),
         "%{rpath_system}": repr(runpath_linkopts(system)),
     }
 
@@ -420,6 +424,8 @@ def _rocm_configure_impl(rctx):
     rctx.template("build_defs.bzl", _TEMPLATES["build_defs"], {
         "%{configured}": "True",
         "%{rocm_version_number}": str(config["rocm_version_number"]),
+        "%{rocm_release}": repr(config["rocm_release"]),
+        "%{rocm_major}": str(config["rocm_major"]),
         "%{amdgpu_targets}": repr(targets),
         "%{supported_amdgpu_targets}": repr(config["amdgpu_targets_supported"]),
         "%{dist_amdgpu_targets}": repr(device_code),

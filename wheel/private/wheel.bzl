@@ -7,7 +7,7 @@ PEP 440 version and the file name, so the output is a directory holding the whee
 """
 
 load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
-load("@local_config_rocm//:build_defs.bzl", "rocm_build_info", "rocm_version_number")
+load("@local_config_rocm//:build_defs.bzl", "rocm_build_info", "rocm_major", "rocm_release")
 load("@source_pins//:defs.bzl", "PINS")
 load("//rocm:defs.bzl", "AmdgpuTargetsInfo")
 
@@ -36,12 +36,6 @@ stand_ins_aspect = aspect(
     doc = "Collects the stand-in targets a wheel's artifacts are built from.",
 )
 
-def rocm_versions():
-    """(major, 'X.Y.Z') of the configured ROCm, from XLA's encoding 70204: the release, for
-    build_info's rocm_version (a TheRock toolkit's 7.10.0a20251120 is 7.10.0 there)."""
-    number = rocm_version_number()
-    return number // 10000, "%d.%d.%d" % (number // 10000, (number // 100) % 100, number % 100)
-
 def _source_entry(name, pin, overridden, stand_in_sources):
     if name in stand_in_sources:
         return {"origin": "examples", "note": "built from the examples/%s stand-in, not from this pin" % name, "pin": pin}
@@ -65,7 +59,8 @@ def _without_build_tree_runpath(ctx, library, dest):
     return out
 
 def _rocm_wheel_impl(ctx):
-    major, rocm_version = rocm_versions()
+    # The finder's (rocm_config.json): the release without a TheRock suffix, and its major.
+    major, rocm_version = rocm_major(), rocm_release()
     toolkit = rocm_build_info()
 
     # As the finder read it (7.10.0a20251120 for a TheRock nightly): the wheel's summary and

@@ -62,9 +62,13 @@ def _runpath_test_impl(ctx):
     system = system_runpath(["/usr/lib/x86_64-linux-gnu", "/out/base/external/rocm/lib", "/opt/rocm/lib"], "/out/base/")
     asserts.equals(env, ["/opt/rocm/lib", "/usr/lib/x86_64-linux-gnu"], system)
 
-    release = link_only_runpath()
+    release = link_only_runpath(["gfx94X-dcgpu", "gfx90a"])
     asserts.equals(env, "/opt/rocm/lib", release[-1])
     asserts.true(env, "$ORIGIN/../_rocm_sdk_core/lib" in release)
+
+    # Each family the finder names is a package beside the wheel, in the finder's order.
+    families = [e for e in release if e.startswith("$ORIGIN/../_rocm_sdk_libraries_")]
+    asserts.equals(env, ["$ORIGIN/../_rocm_sdk_libraries_gfx94X_dcgpu/lib", "$ORIGIN/../_rocm_sdk_libraries_gfx90a/lib"], families)
     return unittest.end(env)
 
 runpath_test = unittest.make(_runpath_test_impl)

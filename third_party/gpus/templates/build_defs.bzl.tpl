@@ -2,6 +2,8 @@
 
 _CONFIGURED = %{configured}
 _ROCM_VERSION_NUMBER = %{rocm_version_number}
+_ROCM_RELEASE = %{rocm_release}
+_ROCM_MAJOR = %{rocm_major}
 _AMDGPU_TARGETS = %{amdgpu_targets}
 _SUPPORTED_AMDGPU_TARGETS = %{supported_amdgpu_targets}
 _DIST_AMDGPU_TARGETS = %{dist_amdgpu_targets}
@@ -56,6 +58,15 @@ def rocm_build_info():
 def rocm_version_number():
     """XLA's encoding of the ROCm release: 7.2.4 -> 70204 (0 when unconfigured)."""
     return _ROCM_VERSION_NUMBER
+
+def rocm_release():
+    """The ROCm release as X.Y.Z, without a TheRock suffix: 7.10.0 of 7.10.0a20251120, as the
+    finder read it ("" when unconfigured)."""
+    return _ROCM_RELEASE
+
+def rocm_major():
+    """The ROCm major version, the <N> of jax_rocm<N>_plugin (0 when unconfigured)."""
+    return _ROCM_MAJOR
 
 def rocm_only():
     """For target_compatible_with: skips the target in `//...` unless ROCm is configured."""
