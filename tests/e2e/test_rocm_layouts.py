@@ -149,14 +149,16 @@ def namespace_script(command: list[str], opt_tree: Path | None, hide: list[Path]
     """`command` in a private mount namespace: a tmpfs over /opt holding only `opt_tree`
     (as /opt/rocm-7.2.4 and the /opt/rocm link), empty tmpfs over `hide`. In the sandbox,
     whose own mount namespace is private already (and whose chroot cannot be made private
-    again), propagation="unchanged"."""
+    again), propagation="unchanged", and no user namespace of its own: the sandbox's command runs
+    as root there, and a chroot'ed process may not make one."""
     lines = ["set -e"]
     if opt_tree is not None:
         lines += ["mount -t tmpfs tmpfs /opt", "mkdir /opt/rocm-7.2.4", f"mount --bind {shlex.quote(str(opt_tree))} /opt/rocm-7.2.4",
                   "ln -s rocm-7.2.4 /opt/rocm"]
     lines += [f"mount -t tmpfs tmpfs {shlex.quote(str(h))}" for h in hide if h.exists()]
     lines.append("exec " + shlex.join(command))
-    return [*PRIVATE_MOUNTS[:-1], propagation, "sh", "-c", "\n".join(lines)]
+    unshare = PRIVATE_MOUNTS[:-1] if propagation == "private" else ("unshare", "--mount", "--propagation")
+    return [*unshare, propagation, "sh", "-c", "\n".join(lines)]
 
 
 # ----------------------------------------------------------------------------- on this host
