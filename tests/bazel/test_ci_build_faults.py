@@ -7,6 +7,7 @@ sandbox, which is what a SIGKILL used to leave running and a second run used to 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -29,7 +30,9 @@ def processes_of_this_checkout() -> list[str]:
             cmdline = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if int(pid) != os.getpid() and ("sandbox.py run" in cmdline or "bazel" in cmdline) and str(CHECKOUT) in cmdline:
+        # The checkout as a whole path: /home/u/fresh must not match /home/u/fresh-cache/... .
+        names_checkout = re.search(re.escape(str(CHECKOUT)) + r"(/|\s|$)", cmdline)
+        if int(pid) != os.getpid() and ("sandbox.py run" in cmdline or "bazel" in cmdline) and names_checkout:
             found.append(f"{pid}: {cmdline[:200]}")
     return found
 
