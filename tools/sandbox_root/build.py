@@ -4,7 +4,7 @@ A new root is built (debootstrap as root, mmdebstrap without: then one apt trans
 per layer) or an existing one copied and extended, beside the current one, and swapped
 in with one symlink rename: an interrupted `ensure` never leaves a root `run` would use.
 Roots no running command uses are deleted afterwards. Without root, whatever touches a
-root's files (copying, unpacking, deleting) runs in the sandbox's user namespace, where
+root's files (bootstrapping, copying, deleting) runs in the sandbox's user namespace, where
 the files of the root's other users are ours to handle.
 """
 
