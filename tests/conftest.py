@@ -14,7 +14,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.infra.copy_workspace import copy_workspace, release_clones, remove_stale_clones, worker_checkout
+from tests.infra.copy_workspace import copy_workspace, holds_clones, release_clones, remove_stale_clones, worker_checkout
 
 SOURCE_CHECKOUT = Path(__file__).resolve().parent.parent
 # The checkout this test process builds, runs and reads in. tools/run_tests.py runs pytest-xdist
@@ -41,6 +41,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         tiers = [t for t in TIERS if item.get_closest_marker(t)]
         if len(tiers) != 1:
             raise pytest.UsageError(f"{item.nodeid}: needs exactly one tier marker of {TIERS}, has {tiers}")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item):
+    result = yield
+    # A test that lets go of this worker's hold on its clone lets the run's other worker, or
+    # another suite on this machine, delete the clone under the tests still to run here.
+    if CHECKOUT != SOURCE_CHECKOUT and not holds_clones():
+        raise AssertionError(f"{item.nodeid} released this worker's lock on its clone {CHECKOUT}: "
+                             "isolate tests.infra.copy_workspace._held_locks in the test")
+    return result
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

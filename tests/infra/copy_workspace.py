@@ -85,6 +85,11 @@ def release_clones() -> None:
         _held_locks.pop().close()
 
 
+def holds_clones() -> bool:
+    """Whether this process still holds its run's clones (a worker does until its session ends)."""
+    return bool(_held_locks)
+
+
 def remove_stale_clones(tmp: Path | None = None) -> list[Path]:
     """Removes the workers' clones of runs no worker holds any more (a killed or interrupted
     suite); returns them. Their Bazel output bases go with `tools/sandbox.py prune` after."""

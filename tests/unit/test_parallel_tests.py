@@ -32,6 +32,14 @@ def test_two_workers_by_default_unless_the_arguments_choose(argv, added):
     assert run_tests.parallel_args(argv) == added
 
 
+@pytest.fixture(autouse=True)
+def own_locks(monkeypatch):
+    """Each test's clone locks are its own: releasing the worker's (release_clones) would let
+    this run's other worker, or another suite on this machine, delete the clone this worker
+    runs in (remove_stale_clones): the second worker's tests then failed with "can't open file"."""
+    monkeypatch.setattr("tests.infra.copy_workspace._held_locks", [])
+
+
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
 
@@ -109,9 +117,6 @@ def test_concurrent_callers_build_a_venv_once(tmp_path, monkeypatch):
 
 def test_a_killed_runs_clones_are_removed_and_a_running_ones_kept(edited_checkout, tmp_path, monkeypatch):
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
-    # Locks of this test's own: releasing the worker's would let another suite on this machine
-    # delete the clone this worker is running in.
-    monkeypatch.setattr("tests.infra.copy_workspace._held_locks", [])
     (tmp_path / "tmp").mkdir()
     running = worker_checkout(edited_checkout, "gw1", "running")  # this process holds its lock
     killed = tmp_path / "tmp" / "jax-rocm-tests-killed"
