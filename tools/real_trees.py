@@ -554,7 +554,7 @@ def merged(old: str, new: list[str]) -> list[str]:
 def env_lines(trees: dict[str, list[Tree]], registry: Tree | None, toolchain: Tree | None, distdir: Path | None,
               full_rc: Path | None = None, graph_modules: Path | None = None) -> list[str]:
     """The gated tier's variables: the first tree of each repository (the pin); the others as comments."""
-    lines = ["# Written by tools/real_trees.py: the gated tier's real trees (README, Test tiers)."]
+    lines = ["# Written by tools/real_trees.py: the gated tier's real trees (docs/testing.md)."]
     for variable, repo in (("JAX_ROCM_TEST_JAX_TREE", "jax"), ("JAX_ROCM_TEST_XLA_TREE", "xla")):
         for n, tree in enumerate(trees.get(repo, [])):
             lines.append(f"{'# ' if n else ''}export {variable}={tree.path}  # {tree.commit[:12]}")

@@ -95,16 +95,29 @@ def check_fetched_toolkit(args: argparse.Namespace, bazel: list[str], build_args
     return 0
 
 
+def choose_wheel_kind(args: argparse.Namespace) -> None:
+    """Sets args.wheel_kind (inputs.wheel_kind: dev for wheels that will hold stand-ins unless
+    --wheel-kind or --allow-stand-ins says otherwise), saying so when it chose dev itself."""
+    stand_ins = sources.expected_stand_ins(args)
+    chosen = args.wheel_kind
+    args.wheel_kind = inputs.wheel_kind(chosen, stand_ins, args.allow_stand_ins, args.wheel_date, args.wheel_commit)
+    if chosen is None and args.wheel_kind == "dev":
+        print(f"ci_build dist_wheels: making dev wheels, as they will hold stand-ins ({'; '.join(stand_ins)}); "
+              "--wheel-kind=release --allow-stand-ins makes release wheels of them, labelled as such", file=sys.stderr)
+
+
 def check_dist_wheels(args: argparse.Namespace) -> None:
     """dist_wheels' inputs, before the lock (cli.main): what they say of each other, the
-    toolkit, the manylinux policy, --output-dir, the source trees and the pins."""
+    toolkit, the source trees, the kind of wheel (decided here when --wheel-kind is not given),
+    the manylinux policy, --output-dir and the pins."""
     toolkit.check_inputs(args)
     full.check_inputs(args)
+    sources.check_local_sources(args)
+    choose_wheel_kind(args)
     required = wheels.required_policy(args)
     if required:
         wheels.policy_name(required)  # a misspelt policy fails before anything runs
     inputs.output_dir(args.output_dir or CHECKOUT / "dist")
-    sources.check_local_sources(args)
     sources.check_pins_reachable(args)
 
 

@@ -6,6 +6,7 @@ calls them before the sandbox starts, so that a typo costs a second, not a build
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
 import zipfile
@@ -25,6 +26,11 @@ _ROCM_VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?(?:[a-z]+\d*)?$")
 _TARGET = re.compile(r"^(?:gfx[0-9a-f]{3,4}|gfx\d+(?:-\d+)*-generic)(?::[a-z]+[+-])*$")
 _PYTHON = re.compile(r"^3\.\d{1,2}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+# JAX's release numbers, in PEP 440's normal form (no leading zeros): what wheel_builder.py's
+# Version takes as the base of every kind of wheel version.
+_RELEASE = re.compile(r"^(?:0|[1-9]\d*)\.(?:0|[1-9]\d*)\.(?:0|[1-9]\d*)$")
+_COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
+WHEEL_KINDS = ("release", "nightly", "dev")
 
 
 def _items(flag: str, value: str) -> list[str]:
@@ -70,6 +76,57 @@ def sha256(value: str) -> str:
     if not _SHA256.match(value.lower()):
         raise InputError(f"--therock-sha256={value} is not a sha256 (64 hexadecimal digits, as `sha256sum FILE` prints)")
     return value.lower()
+
+
+def wheel_version(value: str) -> str:
+    if not _RELEASE.match(value):
+        raise InputError(f"--wheel-version={value} is not a JAX release: give X.Y.Z (e.g. 0.10.2); --wheel-kind, "
+                         "--wheel-date and --wheel-post-release add the .dev and .post parts")
+    return value
+
+
+def wheel_date(value: str) -> str:
+    try:
+        datetime.datetime.strptime(value, "%Y%m%d")
+    except ValueError:
+        raise InputError(f"--wheel-date={value} is not a date written YYYYMMDD (e.g. 20261126)") from None
+    if len(value) != 8:  # strptime also takes 2026112 (one-digit day)
+        raise InputError(f"--wheel-date={value} is not a date written YYYYMMDD (e.g. 20261126)")
+    return value
+
+
+def wheel_commit(value: str) -> str:
+    if not _COMMIT.match(value.lower()):
+        raise InputError(f"--wheel-commit={value} is not a git commit: give 7 to 40 hexadecimal digits, as "
+                         "`git rev-parse HEAD` prints")
+    return value.lower()
+
+
+def wheel_post_release(value: int) -> int:
+    if value < 0:
+        raise InputError(f"--wheel-post-release={value}: give N >= 1 for an .postN version, or leave the flag out")
+    return value
+
+
+def wheel_kind(kind: str | None, stand_ins: list[str], allow_stand_ins: bool, date: str | None,
+               commit: str | None) -> str:
+    """The kind of wheel version to make, given the stand-ins the wheels will hold. Unless
+    --wheel-kind says, wheels that hold stand-ins are dev wheels (their version says they are
+    no release) and others release wheels; release wheels of stand-ins need --allow-stand-ins.
+    --wheel-date and --wheel-commit must belong to the kind."""
+    if kind is None:
+        kind = "dev" if stand_ins and not allow_stand_ins else "release"
+    elif kind == "release" and stand_ins and not allow_stand_ins:
+        raise InputError(f"--wheel-kind=release: these wheels would hold stand-ins ({'; '.join(stand_ins)}), and a "
+                         "release of stand-ins needs --allow-stand-ins (they stay labelled); or make nightly or dev "
+                         "wheels, or build from the real sources")
+    if date and kind == "release":
+        raise InputError(f"--wheel-date={date} dates nightly and dev versions, and these are release wheels: add "
+                         "--wheel-kind=nightly or dev, or drop --wheel-date")
+    if commit and kind != "dev":
+        raise InputError(f"--wheel-commit={commit} names the commit of a dev version, and these are {kind} wheels: "
+                         "add --wheel-kind=dev, or drop --wheel-commit")
+    return kind
 
 
 def output_dir(value: str | os.PathLike) -> Path:

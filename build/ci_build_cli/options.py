@@ -98,8 +98,9 @@ OPTIONS = (
         metavar="X.Y.Z", help="the JAX release the wheels belong to (default: the JAX tree's jax/version.py, else the pin's)"),
         DIST_WHEELS),
     Option(("--wheel-kind",), WHEELS, dict(
-        choices=("release", "nightly", "dev"), default="release",
-        help="release X.Y.Z, nightly X.Y.Z.devYYYYMMDD, dev X.Y.Z.devYYYYMMDD+g<commit> (default: %(default)s)"), DIST_WHEELS),
+        choices=inputs.WHEEL_KINDS,
+        help="release X.Y.Z, nightly X.Y.Z.devYYYYMMDD, dev X.Y.Z.devYYYYMMDD+g<commit> (default: dev with "
+             "--sources=examples unless --allow-stand-ins is given, release otherwise)"), DIST_WHEELS),
     Option(("--wheel-date",), WHEELS, dict(metavar="YYYYMMDD", help="date of a nightly/dev version (default: today, UTC)"),
            DIST_WHEELS),
     Option(("--wheel-commit",), WHEELS, dict(metavar="SHA", help="commit of a dev version (default: the JAX tree's)"), DIST_WHEELS),
@@ -116,8 +117,9 @@ OPTIONS = (
              "off (default): local"),
         DIST_WHEELS),
     Option(("--allow-stand-ins",), WHEELS, dict(
-        action="store_true", help="let --wheel-kind=release wheels hold artifacts built from examples/ stand-ins "
-                                  "(they are labelled as such); without it such release wheels are refused"), DIST_WHEELS),
+        action="store_true", help="make release wheels that hold artifacts built from examples/ stand-ins (they "
+                                  "are labelled as such); without it such release wheels are refused, and "
+                                  "--sources=examples makes dev wheels"), DIST_WHEELS),
     Option(("--output-dir",), WHEELS, dict(metavar="DIR", help="where the wheels go (default: dist/ in the checkout)"), DIST_WHEELS),
 )
 
@@ -162,4 +164,8 @@ CHECKED_VALUES = {
     "amdgpu_targets": inputs.amdgpu_targets,
     "python_versions": inputs.python_versions,
     "therock_sha256": inputs.sha256,
+    "wheel_version": inputs.wheel_version,
+    "wheel_date": inputs.wheel_date,
+    "wheel_commit": inputs.wheel_commit,
+    "wheel_post_release": inputs.wheel_post_release,
 }

@@ -88,6 +88,30 @@ def jax_tree_identity(tree: Path | None) -> tuple[str | None, str | None]:
 
 
 def git_commit(tree: Path | None) -> str:
-    """The JAX commit a dev wheel names: the checkout's HEAD or the commit a `git archive`
-    records, else the pin's."""
-    return jax_tree_identity(tree)[1] or json.loads((CHECKOUT / "third_party/jax/pin.json").read_text())["commit"]
+    """The commit a dev wheel names: a JAX checkout's HEAD or the commit a `git archive` records;
+    for examples/jax, this project's (the stand-ins are its files), else JAX's pin's."""
+    if tree == EXAMPLE_TREES["jax"]:
+        commit = source_tree.git_commit(CHECKOUT)
+    else:
+        commit = jax_tree_identity(tree)[1]
+    return commit or json.loads((CHECKOUT / "third_party/jax/pin.json").read_text())["commit"]
+
+
+# The modules kernels mode always builds from examples/jax: they need XLA's internals, which
+# this project's graph does not declare (full mode builds JAX's own: docs/full-mode.md).
+KERNELS_MODE_STAND_INS = "_triton and rocm_plugin_extension (kernels mode; --mode=full builds JAX's own)"
+
+
+def expected_stand_ins(args: argparse.Namespace) -> list[str]:
+    """What of the wheels will be built from stand-ins, known from the flags before anything is
+    built (the wheels' build_info.json says it again after the build, and ci_build checks that)."""
+    dirs = source_dirs(args)
+    stand_ins = []
+    if dirs.get("xla") == EXAMPLE_TREES["xla"]:
+        stand_ins.append("the PJRT plugin (examples/xla)")
+    jax = dirs.get("jax")
+    if jax and jax.is_dir() and (jax / source_tree.STAND_IN_MARKER).is_file():
+        stand_ins.append(f"JAX's ROCm modules ({'examples/jax' if jax == EXAMPLE_TREES['jax'] else jax})")
+    if getattr(args, "mode", "kernels") == "kernels":
+        stand_ins.append(KERNELS_MODE_STAND_INS)
+    return stand_ins

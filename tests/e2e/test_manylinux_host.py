@@ -37,7 +37,7 @@ from tests.infra.host_venv import make_host_venv
 
 pytestmark = pytest.mark.e2e
 
-MAIN_JOB = ["build/ci_build", "--sources=examples", "dist_wheels", "--allow-stand-ins"]  # the README's
+MAIN_JOB = ["build/ci_build", "--sources=examples", "dist_wheels", "--allow-stand-ins"]  # release wheels of the README's demo
 PROBE = CHECKOUT / "tests" / "e2e" / "probes" / "get_pjrt_api.py"
 PJRT_LIBRARY = "jax_plugins/xla_rocm7/xla_rocm_plugin.so"
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -30,8 +31,10 @@ pytestmark = pytest.mark.e2e
 # The sandbox's Pythons (tools/sandbox_root/layers.py): each gets a plugin wheel, tested in a venv.
 SANDBOX_PYTHONS = ("3.14", "3.13")
 JAX = ["jax==0.10.2", "jaxlib==0.10.2"]
-# The README's main command, but for the output folder.
+# The README's main command, but for the output folder: release wheels of the stand-ins (their
+# version is the pinned release's), which the README's demo (DEMO) makes dev wheels of.
 MAIN_JOB = ["build/ci_build", "--sources=examples", "dist_wheels", "--allow-stand-ins"]
+DEMO = ["build/ci_build", "--sources=examples", "dist_wheels"]
 # The modules compiled from JAX's files; jaxlib's gpu_<name>.py imports each (gpu_solver also _hybrid).
 JAX_MODULES = {"_prng": "gpu_prng", "_linalg": "gpu_linalg", "_solver": "gpu_solver", "_hybrid": "gpu_solver",
                "_sparse": "gpu_sparse", "_rnn": "gpu_rnn"}
@@ -202,15 +205,33 @@ def test_a_wheel_with_stand_ins_says_so_in_its_description(wheels, jax_kind):
             assert ("`_prng." in stand_ins) == (jax_kind == "examples"), stand_ins
 
 
-def test_release_wheels_with_stand_ins_are_refused_without_the_flag(wheels, jax_kind, tmp_path):
-    """The same (cached) build, without --allow-stand-ins: refused, naming what is a stand-in."""
-    job = [a for a in main_job(real_tree(jax_kind)) if a != "--allow-stand-ins"]
+def test_release_wheels_with_stand_ins_are_refused_before_the_build(jax_kind, tmp_path):
+    """--wheel-kind=release without --allow-stand-ins: refused from the flags alone, naming what
+    would be a stand-in, before the sandbox, the lock or Bazel."""
+    job = [a for a in main_job(real_tree(jax_kind)) if a != "--allow-stand-ins"] + ["--wheel-kind=release"]
     result = subprocess.run([sys.executable, *job, f"--output-dir={tmp_path}"], cwd=CHECKOUT,
                             capture_output=True, text=True)
-    assert result.returncode == 1, result.stderr[-3000:]
-    assert "refusing to make release wheels that hold stand-ins" in result.stderr and "xla_rocm_plugin.so" in result.stderr
-    assert ("_prng." in result.stderr) == (jax_kind == "examples"), result.stderr[-3000:]
-    assert "--allow-stand-ins" in result.stderr and not list(tmp_path.glob("*.whl"))
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert result.stderr.count("\n") == 1 and "these wheels would hold stand-ins" in result.stderr, result.stderr
+    assert "the PJRT plugin (examples/xla)" in result.stderr and "_triton and rocm_plugin_extension" in result.stderr
+    assert ("JAX's ROCm modules (examples/jax)" in result.stderr) == (jax_kind == "examples"), result.stderr
+    assert "--allow-stand-ins" in result.stderr and not list(tmp_path.iterdir())
+
+
+def test_the_readme_demo_makes_dev_wheels_of_the_stand_ins(wheels, tmp_path):
+    """The README's offline demo, no override flag: the same build as dev wheels, whose version
+    says they are no release and names this project's commit (the stand-ins are its files)."""
+    result = subprocess.run([sys.executable, *DEMO, f"--output-dir={tmp_path}"], cwd=CHECKOUT,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "making dev wheels, as they will hold stand-ins" in result.stderr
+    head = subprocess.run(["git", "-C", str(CHECKOUT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    demo = sorted(tmp_path.glob("*.whl"))
+    assert [w.name.split("-")[0] for w in demo] == [w.name.split("-")[0] for w in wheels]
+    for wheel in demo:
+        version = wheel.name.split("-")[1]
+        assert re.fullmatch(rf"0\.10\.2\.dev\d{{8}}\+g{head[:7]}\.rocm7\.2\.4", version), wheel.name
 
 
 REGISTRATIONS = """

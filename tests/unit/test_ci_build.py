@@ -36,10 +36,13 @@ README = CHECKOUT / "README.md"
 
 
 def args(*argv: str):
-    """Namespace of `ci_build [flags] dist_wheels [flags]`, from the real parser."""
+    """Namespace of `ci_build [flags] dist_wheels [flags]`, from the real parser, with the kind
+    of wheel chosen as ci_build chooses it."""
     argv = list(argv)
     split = argv.index("dist_wheels") if "dist_wheels" in argv else len(argv)
-    return cli.parse_args(argv[:split] + ["dist_wheels"] + argv[split + 1:])
+    parsed = cli.parse_args(argv[:split] + ["dist_wheels"] + argv[split + 1:])
+    dist_wheels.choose_wheel_kind(parsed)
+    return parsed
 
 
 def jax_tree(root: Path, version_py: str | None = '_version = "0.11.0"\n') -> Path:
@@ -89,7 +92,8 @@ ROCM_DOCS_COMMAND = ["--compiler=clang", "--python-versions=3.12", "--rocm-versi
 
 # Values of the options whose values are checked as they are parsed (build/ci_build_cli/inputs.py).
 CHECKED_SAMPLES = {"amdgpu_targets": "gfx942,gfx950", "therock_sha256": "ab" * 32, "rocm_version": "7.2.4",
-                   "python_versions": "3.11,3.14"}
+                   "python_versions": "3.11,3.14", "wheel_version": "0.10.2", "wheel_date": "20261126",
+                   "wheel_commit": "0123abc"}
 
 
 def sample(option) -> tuple[list[str], object]:
@@ -135,7 +139,7 @@ def test_every_option_is_accepted_before_and_after_the_subcommand(option):
 def test_defaults_are_the_options_own():
     parsed = cli.parse_args(["dist_wheels"])
     assert {o.dest: getattr(parsed, o.dest) for o in options.OPTIONS} == {o.dest: o.default for o in options.OPTIONS}
-    assert (parsed.sources, parsed.compiler, parsed.wheel_kind, parsed.rocm, parsed.dry_run) == ("pinned", "gcc", "release", "full", False)
+    assert (parsed.sources, parsed.compiler, parsed.wheel_kind, parsed.rocm, parsed.dry_run) == ("pinned", "gcc", None, "full", False)
 
 
 def test_options_split_around_the_subcommand_are_all_kept():
@@ -183,7 +187,66 @@ def test_every_subcommand_help_lists_every_option(capsys):
 
 
 def test_release_is_only_the_kind():
-    assert wheels.wheel_flags(args()) == ["--//wheel:kind=release"]
+    assert wheels.wheel_flags(args("--allow-stand-ins")) == ["--//wheel:kind=release"]
+
+
+def test_wheels_of_stand_ins_are_dev_wheels_unless_told(capsys):
+    # Kernels mode always builds _triton and rocm_plugin_extension from examples/jax.
+    parsed = args()
+    assert parsed.wheel_kind == "dev"
+    assert "making dev wheels, as they will hold stand-ins (_triton and rocm_plugin_extension" in capsys.readouterr().err
+    demo = args("--sources=examples")
+    assert demo.wheel_kind == "dev"
+    assert "the PJRT plugin (examples/xla); JAX's ROCm modules (examples/jax)" in capsys.readouterr().err
+    assert args("--sources=examples", "--allow-stand-ins").wheel_kind == "release"
+    assert args("--sources=examples", "--wheel-kind=nightly").wheel_kind == "nightly"
+    assert capsys.readouterr().err == "", "a kind the flags chose is not announced"
+
+
+def test_dev_wheels_of_the_stand_ins_name_this_projects_commit():
+    flags = wheels.wheel_flags(args("--sources=examples", "dist_wheels", "--wheel-date=20261126"))
+    head = subprocess.run(["git", "-C", str(CHECKOUT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert f"--//wheel:commit={head or JAX_PIN['commit']}" in flags
+    assert "--//wheel:kind=dev" in flags and "--//wheel:date=20261126" in flags
+
+
+@pytest.mark.parametrize(("kind", "stand_ins", "allow", "date", "commit", "chosen"), [
+    (None, [], False, None, None, "release"),
+    (None, ["x"], False, None, None, "dev"),
+    (None, ["x"], True, None, None, "release"),
+    ("nightly", ["x"], False, "20261126", None, "nightly"),
+    ("dev", [], False, "20261126", "abcdef0", "dev"),
+    ("release", ["x"], True, None, None, "release"),
+])
+def test_the_kind_of_wheel(kind, stand_ins, allow, date, commit, chosen):
+    assert inputs.wheel_kind(kind, stand_ins, allow, date, commit) == chosen
+
+
+@pytest.mark.parametrize(("kind", "stand_ins", "date", "commit", "says"), [
+    ("release", ["the PJRT plugin (examples/xla)"], None, None,
+     "--wheel-kind=release: these wheels would hold stand-ins (the PJRT plugin (examples/xla))"),
+    ("release", [], "20261126", None, "--wheel-date=20261126 dates nightly and dev versions"),
+    (None, [], "20261126", None, "--wheel-date=20261126 dates nightly and dev versions"),
+    ("nightly", [], "20261126", "abcdef0", "--wheel-commit=abcdef0 names the commit of a dev version"),
+])
+def test_a_kind_that_cannot_be_made_is_refused_before_the_build(kind, stand_ins, date, commit, says):
+    with pytest.raises(inputs.InputError, match=re.escape(says)):
+        inputs.wheel_kind(kind, stand_ins, False, date, commit)
+
+
+@pytest.mark.parametrize(("check", "value", "says"), [
+    (inputs.wheel_version, "notaversion", "is not a JAX release: give X.Y.Z"),
+    (inputs.wheel_version, "0.10", "is not a JAX release"),
+    (inputs.wheel_version, "0.010.2", "is not a JAX release"),
+    (inputs.wheel_date, "20261345", "is not a date written YYYYMMDD"),
+    (inputs.wheel_date, "2026-11-26", "is not a date written YYYYMMDD"),
+    (inputs.wheel_date, "2026112", "is not a date written YYYYMMDD"),
+    (inputs.wheel_commit, "HEAD", "is not a git commit"),
+    (inputs.wheel_post_release, -1, "give N >= 1"),
+])
+def test_wheel_version_flags_are_checked_as_they_are_parsed(check, value, says):
+    with pytest.raises(inputs.InputError, match=re.escape(says)):
+        check(value)
 
 
 def test_release_from_examples_names_the_overridden_sources(tmp_path):
@@ -191,9 +254,9 @@ def test_release_from_examples_names_the_overridden_sources(tmp_path):
     # gives the pins' release, and --jax-source-dir takes precedence over examples/jax.
     assert sources.source_dirs(args("--sources=examples")) == {
         "xla": CHECKOUT / "examples" / "xla", "jax": CHECKOUT / "examples" / "jax"}
-    assert wheels.wheel_flags(args("--sources=examples")) == [
+    assert wheels.wheel_flags(args("--sources=examples", "--allow-stand-ins")) == [
         "--//wheel:kind=release", "--//wheel:version=0.10.2", "--//wheel:source_overrides=jax,xla"]
-    assert wheels.wheel_flags(args("--sources=examples", f"--jax-source-dir={jax_tree(tmp_path)}")) == [
+    assert wheels.wheel_flags(args("--sources=examples", f"--jax-source-dir={jax_tree(tmp_path)}", "--allow-stand-ins")) == [
         "--//wheel:kind=release", "--//wheel:version=0.11.0", "--//wheel:source_overrides=jax,xla"]
 
 
@@ -267,7 +330,7 @@ def test_a_dev_wheel_reads_the_jax_tree_once(tmp_path, monkeypatch):
 
 
 def test_post_release_and_no_rocm_version_extra():
-    flags = wheels.wheel_flags(args("dist_wheels", "--wheel-post-release=2", "--no-rocm-version-extra"))
+    flags = wheels.wheel_flags(args("dist_wheels", "--wheel-post-release=2", "--no-rocm-version-extra", "--allow-stand-ins"))
     assert flags == ["--//wheel:kind=release", "--//wheel:post_release=2", "--no//wheel:rocm_version_extra"]
 
 
