@@ -233,7 +233,7 @@ def recorded(monkeypatch):
 
     monkeypatch.setattr(ci_sandbox, "run", run)
     monkeypatch.setattr(pythons, "find_interpreters",
-                        lambda: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
+                        lambda **_: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
     monkeypatch.setattr(sources.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
     monkeypatch.delenv("ROCM_PATH", raising=False)  # the tests set it where it matters

@@ -73,6 +73,9 @@ def cmd_run(args: argparse.Namespace, paths: Paths) -> int:
     if not argv:
         raise SandboxError("run: no command given; usage: tools/sandbox.py run [--] CMD [ARGS...]")
     if ready_root(paths) is None:
+        if args.no_ensure:
+            raise SandboxError(f"run --no-ensure: no sandbox under {paths.sandbox} yet; `tools/sandbox.py ensure` "
+                               "makes it (or run without --no-ensure)")
         ensure(paths, args.rocm or DEFAULT_PROFILE, args.mirror)
     elif args.rocm:
         ensure(paths, args.rocm, args.mirror)
@@ -256,6 +259,8 @@ def parser() -> argparse.ArgumentParser:
     e.set_defaults(fn=cmd_ensure)
     r = sub.add_parser("run", help="run a command inside the root (ensures it first if there is none)")
     r.add_argument("--rocm", choices=sorted(PROFILES), default=None, help="ensure this profile first")
+    r.add_argument("--no-ensure", action="store_true",
+                   help="fail (exit 125) where there is no sandbox yet instead of making it (what ci_build --dry-run asks)")
     r.add_argument("--bind", action="append", default=[], metavar="PATH", help="also mount this host path at the same path (repeatable)")
     r.add_argument("--env", "-e", action="append", default=[], metavar="NAME[=VALUE]",
                    help="pass or set an environment variable (repeatable)")

@@ -138,7 +138,9 @@ def cmd_dist_wheels(args: argparse.Namespace) -> int:
         if not inputs.version_agrees(args.rocm_version, versions):
             raise inputs.InputError(toolkit.version_mismatch(args.rocm_version, where, versions))
     host = sandbox.host_mode(args)
-    found = pythons.find_host_interpreters() if host else pythons.find_interpreters()
+    found = pythons.find_host_interpreters() if host else pythons.find_interpreters(make_sandbox=not args.dry_run)
+    if found is None:  # a dry run, and no sandbox yet: it is not made to find its Pythons
+        found = pythons.assumed_sandbox_interpreters()
     interpreters = pythons.pick_interpreters(args.python_versions, found, host)
     if not args.python_versions:
         for line in pythons.left_out(found, host):

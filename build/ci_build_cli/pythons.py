@@ -36,10 +36,14 @@ def _probe(cmd: list[str]) -> list[str] | None:
     return result.stdout.split() if result.returncode == 0 else None
 
 
-def find_interpreters() -> list[Interpreter]:
-    """CPython interpreters with headers: the sandbox's, then the host's (mounted into the sandbox)."""
+def find_interpreters(make_sandbox: bool = True) -> list[Interpreter] | None:
+    """CPython interpreters with headers: the sandbox's, then the host's (mounted into the sandbox).
+    Without make_sandbox (a dry run), None where the sandbox is not made yet: it is not made."""
     found: dict[str, Interpreter] = {}
-    inside = subprocess.run(SANDBOX + ["run", "--", "/bin/sh", "-c", _SANDBOX_PROBE], capture_output=True, text=True)
+    run = SANDBOX + ["run"] + ([] if make_sandbox else ["--no-ensure"])
+    inside = subprocess.run(run + ["--", "/bin/sh", "-c", _SANDBOX_PROBE], capture_output=True, text=True)
+    if inside.returncode != 0 and not make_sandbox:
+        return None
     for line in inside.stdout.splitlines() if inside.returncode == 0 else []:
         version = line.split()[0]
         found[version] = Interpreter(version, f"/usr/bin/python{version}", None)
@@ -76,6 +80,14 @@ def left_out(found: list[Interpreter], host: bool = False) -> list[str]:
             "sandbox's /usr is Debian sid's, not the host's) and it is mounted into the sandbox, or build in host "
             f"mode (--host) with your own python{v}-dev")
             for v in PUBLISHED if v not in {i.version for i in found}]
+
+
+def assumed_sandbox_interpreters() -> list[Interpreter]:
+    """What a dry run names before the sandbox exists (find_interpreters gave None): each version
+    JAX publishes for, as the sandbox's /usr/bin/python3.X (said in a note)."""
+    print("# the sandbox is not made yet, so its Pythons are not known: the commands below name "
+          f"/usr/bin/python{{{','.join(PUBLISHED)}}}; a run without --dry-run makes it, then looks", file=sys.stderr)
+    return [Interpreter(v, f"/usr/bin/python{v}", None) for v in PUBLISHED]
 
 
 def pick_interpreters(requested: str | None, found: list[Interpreter], host: bool = False) -> list[Interpreter]:

@@ -755,7 +755,7 @@ def test_an_unknown_rbe_mode_names_the_valid_ones(capsys):
 
 
 def test_dist_wheels_binds_host_pythons_and_therock(recorded, monkeypatch, tmp_path):
-    monkeypatch.setattr(pythons, "find_interpreters", lambda: [
+    monkeypatch.setattr(pythons, "find_interpreters", lambda **_: [
         pythons.Interpreter("3.11", "/opt/py/bin/python3.11", "/opt/py"),
         pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
@@ -849,7 +849,7 @@ def test_host_mode_runs_the_users_bazel_with_the_same_flags_and_no_sandbox(recor
     bazelisk = fake_executable(tmp_path / "bin", "bazelisk")
     monkeypatch.setenv("PATH", f"{bazelisk.parent}:{os.environ['PATH']}")
     monkeypatch.delenv("BAZEL", raising=False)
-    monkeypatch.setattr(pythons, "find_interpreters", lambda: pytest.fail("the sandbox was asked for its Pythons"))
+    monkeypatch.setattr(pythons, "find_interpreters", lambda **_: pytest.fail("the sandbox was asked for its Pythons"))
     monkeypatch.setattr(pythons, "find_host_interpreters", lambda: [pythons.Interpreter("3.12", "/usr/bin/python3.12", None)])
     if isinstance(how, str):
         monkeypatch.setenv(*how.split("="))
@@ -872,7 +872,7 @@ def host_recorded(recorded, monkeypatch, tmp_path):
     bazelisk = fake_executable(tmp_path / "bin", "bazelisk")
     monkeypatch.setenv("PATH", f"{bazelisk.parent}:{os.environ['PATH']}")
     monkeypatch.delenv("BAZEL", raising=False)
-    monkeypatch.setattr(pythons, "find_interpreters", lambda: pytest.fail("the sandbox was asked for its Pythons"))
+    monkeypatch.setattr(pythons, "find_interpreters", lambda **_: pytest.fail("the sandbox was asked for its Pythons"))
     monkeypatch.setattr(pythons, "find_host_interpreters",
                         lambda: [pythons.Interpreter("3.12", "/usr/bin/python3.12", None)])
     return recorded
@@ -935,7 +935,7 @@ def test_host_mode_documents_itself():
 @pytest.fixture
 def nothing_runs(recorded, monkeypatch):
     """recorded, and neither the interpreters' probe nor the pins' network check may run."""
-    monkeypatch.setattr(pythons, "find_interpreters", lambda: pytest.fail("the sandbox was asked for its Pythons"))
+    monkeypatch.setattr(pythons, "find_interpreters", lambda **_: pytest.fail("the sandbox was asked for its Pythons"))
     return recorded
 
 
@@ -1211,3 +1211,37 @@ def test_full_mode_builds_for_one_python_and_says_so_otherwise():
                                              "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.12"]
     with pytest.raises(inputs.InputError, match="one Python per run.*3.12, 3.14.*--python-versions=3.X"):
         full.full_python([py312, py314])
+
+
+# --- a dry run makes nothing ----------------------------------------------------------------
+
+def test_finding_the_pythons_in_a_dry_run_does_not_make_the_sandbox(monkeypatch):
+    real_run = subprocess.run
+    asked = []
+
+    def run(cmd, **kwargs):
+        if cmd[:len(pythons.SANDBOX)] == pythons.SANDBOX:
+            asked.append(cmd)
+            return subprocess.CompletedProcess(cmd, 125, "", "sandbox: error: run --no-ensure: no sandbox ...")
+        return real_run(cmd, **kwargs)
+
+    monkeypatch.setattr(pythons.subprocess, "run", run)
+    assert pythons.find_interpreters(make_sandbox=False) is None
+    assert asked and asked[0][len(pythons.SANDBOX):len(pythons.SANDBOX) + 2] == ["run", "--no-ensure"]
+    asked.clear()
+    pythons.find_interpreters()  # a real run may make it
+    assert "--no-ensure" not in asked[0]
+
+
+def test_a_dry_run_before_the_sandbox_exists_names_the_pythons_it_assumes(recorded, monkeypatch, capsys):
+    monkeypatch.setattr(pythons, "find_interpreters", lambda make_sandbox: None if not make_sandbox else pytest.fail())
+    assert cli.main(["--sources=examples", "--dry-run", "dist_wheels", "--python-versions=3.14"]) == 0
+    assert "the sandbox is not made yet, so its Pythons are not known" in capsys.readouterr().err
+    assert "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.14" in bazel_build(recorded)
+
+
+def test_the_sandbox_run_no_ensure_fails_where_there_is_none_and_writes_nothing(tmp_path):
+    result = subprocess.run([sys.executable, str(CHECKOUT / "tools" / "sandbox.py"), "run", "--no-ensure", "--", "true"],
+                            env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)}, capture_output=True, text=True)
+    assert result.returncode == 125 and "run --no-ensure: no sandbox under" in result.stderr
+    assert not list(tmp_path.iterdir())

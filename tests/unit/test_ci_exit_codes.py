@@ -91,7 +91,7 @@ def guarded(monkeypatch, tmp_path):
     ran = []
     monkeypatch.setattr(sandbox, "run", lambda cmd, dry_run: ran.append(list(cmd)) or 0)
     monkeypatch.setattr(sandbox, "checkout_lock", lambda command: pytest.fail("the checkout lock was taken"))
-    monkeypatch.setattr(pythons, "find_interpreters", lambda: pytest.fail("the sandbox was asked for its Pythons"))
+    monkeypatch.setattr(pythons, "find_interpreters", lambda **_: pytest.fail("the sandbox was asked for its Pythons"))
     monkeypatch.setattr(sources.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
     monkeypatch.setattr(sandbox, "CACHE", tmp_path)
     for name in ("ROCM_PATH", sandbox.HOST_ENV, "JAXCI_XLA_GIT_DIR", "JAXCI_CLONE_MAIN_XLA"):
@@ -209,14 +209,14 @@ def test_an_ambient_rocm_path_that_is_not_there_is_exit_2(guarded, tmp_path, cap
 
 def test_a_python_no_interpreter_serves_is_exit_2_before_bazel(guarded, capsys, monkeypatch):
     """--python-versions=3.99 is well formed: only the interpreters found (after provisioning) refuse it."""
-    monkeypatch.setattr(pythons, "find_interpreters", lambda: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
+    monkeypatch.setattr(pythons, "find_interpreters", lambda **_: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
     assert cli.main(["--sources=examples", "--dry-run", "dist_wheels", "--python-versions=3.99"]) == 2
     assert error_line(capsys).startswith("ci_build: no interpreter with headers for Python 3.99; found: 3.14")
     assert not [cmd for cmd in guarded if "//:jax_rocm_wheels" in cmd]
 
 
 def test_full_mode_with_the_default_pythons_is_exit_2_before_bazel(guarded, capsys, monkeypatch):
-    monkeypatch.setattr(pythons, "find_interpreters", lambda: [pythons.Interpreter("3.12", "/usr/bin/python3.12", None),
+    monkeypatch.setattr(pythons, "find_interpreters", lambda **_: [pythons.Interpreter("3.12", "/usr/bin/python3.12", None),
                                                                pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
     assert cli.main(["--sources=examples", "--mode=full", "--dry-run", "dist_wheels"]) == 2
     assert error_line(capsys).startswith("ci_build: full mode builds for one Python per run (XLA's hermetic Python), "
@@ -279,7 +279,7 @@ def test_a_wrong_sha256_of_a_local_tarball_names_the_real_one(guarded, tmp_path,
 def test_a_good_local_tarball_goes_on_to_the_build(tmp_path, capsys, monkeypatch, rooted):
     ran = []
     monkeypatch.setattr(sandbox, "run", lambda cmd, dry_run: ran.append(list(cmd)) or 0)
-    monkeypatch.setattr(pythons, "find_interpreters", lambda: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
+    monkeypatch.setattr(pythons, "find_interpreters", lambda **_: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
     monkeypatch.delenv("ROCM_PATH", raising=False)
     monkeypatch.delenv(sandbox.HOST_ENV, raising=False)
     entries = ROCM_ENTRIES if rooted == "in one top folder" else {k.removeprefix("therock/"): v for k, v in ROCM_ENTRIES.items()}
@@ -294,7 +294,7 @@ def test_without_the_data_filter_the_tarball_is_read_and_its_safety_left_to_the_
     must hold a ROCm; one line says that its entries are checked when the sandbox extracts it."""
     monkeypatch.setattr(extractor, "has_data_filter", lambda: False)
     monkeypatch.delattr(tarfile.TarInfo, "replace", raising=False)  # it came with the filter (3.11.4, 3.12)
-    monkeypatch.setattr(pythons, "find_interpreters", lambda: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
+    monkeypatch.setattr(pythons, "find_interpreters", lambda **_: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
     path = tarball(tmp_path / TARBALL_NAME, {**ROCM_ENTRIES, "therock/../../escaped": b"!"})
     assert cli.main(["--sources=examples", "--dry-run", "dist_wheels", f"--therock-path={path}"]) == 0
     err = capsys.readouterr().err
