@@ -287,6 +287,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SandboxError as e:
         log(f"error: {e}")
         return 125 if args.command == "run" else 1
+    except OSError as e:  # the cache folder read-only, the disk full ...: the file and the cause, no traceback
+        where = f" {e.filename}" if e.filename else ""
+        log(f"error: cannot write{where}: {e.strerror or e}; free space there, or point XDG_CACHE_HOME at a writable "
+            "folder with room (the sandbox keeps its root, packages and Bazel's outputs under it)")
+        return 125 if args.command == "run" else 1
     except KeyboardInterrupt:
         log("interrupted")
         return 130

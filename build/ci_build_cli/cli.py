@@ -21,6 +21,7 @@ from . import inputs, options, sandbox
 from .commands import check_doctor, check_native, cmd_doctor, cmd_native
 from .dist_wheels import check_dist_wheels, cmd_dist_wheels
 from .options import CHECKED_VALUES, OPTIONS
+from .paths import CACHE
 from .preflight import check_preflight, cmd_preflight
 
 # (name, help, the command, its input checks). The checks run before the checkout lock, the
@@ -74,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         args.check(args)
         if args.dry_run:
             return args.fn(args)
+        inputs.cache_dir(CACHE)  # the checkout lock lives there
         with sandbox.checkout_lock(args.command):
             return args.fn(args)
     except inputs.InputError as e:

@@ -241,6 +241,13 @@ def cmd_dist_wheels(args: argparse.Namespace) -> int:
               f"--rocm-version={args.rocm_version}; point the build at that toolkit with --rocm-path or --therock-path "
               f"(nothing was written to {output_dir})", file=sys.stderr)
         return 1
-    collected = wheels.collect_wheels(wheels.built_wheels(interpreters, workspace), output_dir)
+    built_paths = wheels.built_wheels(interpreters, workspace)
+    try:
+        collected = wheels.collect_wheels(built_paths, output_dir)
+    except OSError as e:
+        print(f"ci_build dist_wheels: cannot write the wheels to {output_dir}: {e.strerror or e}; free space there or "
+              f"choose another --output-dir and run again (the build is cached: it only copies). Nothing was left "
+              f"there; the wheels are in {built_paths[0].parent.parent}", file=sys.stderr)
+        return 1
     print(wheels.summary_table(collected))
     return 0

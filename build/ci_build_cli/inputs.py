@@ -147,6 +147,19 @@ def output_dir(value: str | os.PathLike) -> Path:
     return path
 
 
+def cache_dir(path: Path) -> Path:
+    """The folder ci_build and the sandbox keep their state in ($XDG_CACHE_HOME/jax-rocm-build):
+    writable, or makeable in a writable folder."""
+    existing = path
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(f"{path} (where ci_build and the sandbox keep their state: $XDG_CACHE_HOME/jax-rocm-build, "
+                         f"else ~/.cache/jax-rocm-build) cannot be written: {existing} is not a writable folder; set "
+                         "XDG_CACHE_HOME to a writable folder with room")
+    return path
+
+
 def complete_archive(flag: str, path: Path) -> None:
     """Reads an archive to its end, so that a truncated, corrupt or unsafe one fails here and not
     in Bazel: a tar archive by the repository rules' extractor (third_party/gpus/extract_archive.py

@@ -119,19 +119,29 @@ class CollectedWheel:
 def collect_wheels(wheels: list[Path], output_dir: Path) -> list[CollectedWheel]:
     """Copies the wheels into output_dir (replacing files of the same name): into a folder
     beside them first, then renamed into place, so that an interrupted copy leaves no
-    partial wheel there. Each built wheel is read once, by the copy; the sha256 is the copy's."""
+    partial wheel there; a folder made for them and left empty by a failed copy (a full disk)
+    is removed again. Each built wheel is read once, by the copy; the sha256 is the copy's."""
+    made = [d for d in (output_dir, *output_dir.parents) if not d.exists()]
     output_dir.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".ci_build-", dir=output_dir))
     try:
-        staged = []
-        for wheel in wheels:
-            shutil.copyfile(wheel, staging / wheel.name)
-            staged.append(CollectedWheel(output_dir / wheel.name, (staging / wheel.name).stat().st_size,
-                                         sha256_of(staging / wheel.name)))
-        for wheel in wheels:
-            os.replace(staging / wheel.name, output_dir / wheel.name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        staging = Path(tempfile.mkdtemp(prefix=".ci_build-", dir=output_dir))
+        try:
+            staged = []
+            for wheel in wheels:
+                shutil.copyfile(wheel, staging / wheel.name)
+                staged.append(CollectedWheel(output_dir / wheel.name, (staging / wheel.name).stat().st_size,
+                                             sha256_of(staging / wheel.name)))
+            for wheel in wheels:
+                os.replace(staging / wheel.name, output_dir / wheel.name)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    except OSError:
+        for folder in made:  # innermost first; only the empty ones this call made
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
     return staged
 
 

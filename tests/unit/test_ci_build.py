@@ -676,6 +676,29 @@ def test_collect_wheels_copies_and_replaces(bazel_bin, tmp_path):
     assert wheels.collect_wheels(built, tmp_path / "new" / "dir")[0].path.is_file()
 
 
+def test_a_full_disk_leaves_no_partial_wheel_and_no_folder_of_its_own(bazel_bin, tmp_path, monkeypatch):
+    built = wheels.built_wheels([pythons.Interpreter("3.11", "/usr/bin/python3.11", None)])
+    real_copy = shutil.copyfile
+
+    def copy_until_full(source, target):
+        if Path(source).name == "b.whl":
+            Path(target).write_bytes(b"half")
+            raise OSError(28, "No space left on device", str(target))
+        return real_copy(source, target)
+
+    monkeypatch.setattr(wheels.shutil, "copyfile", copy_until_full)
+    new = tmp_path / "made" / "dist"
+    with pytest.raises(OSError, match="No space left"):
+        wheels.collect_wheels(built, new)
+    assert not (tmp_path / "made").exists(), "the folders made for the wheels are removed again"
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "a.whl").write_bytes(b"the previous run's")
+    with pytest.raises(OSError):
+        wheels.collect_wheels(built, kept)
+    assert [(p.name, p.read_bytes()) for p in kept.iterdir()] == [("a.whl", b"the previous run's")]
+
+
 def test_summary_table_has_name_size_and_sha256(tmp_path):
     built = []
     for name, size in (("jax_rocm7_pjrt-0.11.0-py3-none-manylinux_2_38_x86_64.whl", 2_500_000),
@@ -1245,3 +1268,24 @@ def test_the_sandbox_run_no_ensure_fails_where_there_is_none_and_writes_nothing(
                             env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)}, capture_output=True, text=True)
     assert result.returncode == 125 and "run --no-ensure: no sandbox under" in result.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_a_cache_folder_that_cannot_be_written_is_one_line(tmp_path):
+    inputs.cache_dir(tmp_path / "new" / "jax-rocm-build")  # makeable: fine, and not made by the check
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "file").write_text("")
+    with pytest.raises(inputs.InputError, match=r"cannot be written: .*/file is not a writable folder; set XDG_CACHE_HOME"):
+        inputs.cache_dir(tmp_path / "file" / "jax-rocm-build")
+    if os.geteuid() != 0:  # root writes into a read-only folder anyway
+        (tmp_path / "ro").mkdir(mode=0o555)
+        with pytest.raises(inputs.InputError, match=r"/ro is not a writable folder"):
+            inputs.cache_dir(tmp_path / "ro" / "jax-rocm-build")
+
+
+def test_the_sandbox_says_in_one_line_that_it_cannot_write_its_cache(tmp_path):
+    (tmp_path / "file").write_text("")
+    result = subprocess.run([sys.executable, str(CHECKOUT / "tools" / "sandbox.py"), "run", "--", "true"],
+                            env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "file")}, capture_output=True, text=True)
+    assert result.returncode == 125, result.stderr
+    assert result.stderr.count("\n") == 1 and "sandbox: error: cannot write" in result.stderr, result.stderr
+    assert "point XDG_CACHE_HOME at a writable folder" in result.stderr
