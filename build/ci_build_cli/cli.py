@@ -21,7 +21,7 @@ from . import inputs, options, sandbox
 from .commands import check_doctor, check_native, cmd_doctor, cmd_native
 from .dist_wheels import check_dist_wheels, cmd_dist_wheels
 from .options import CHECKED_VALUES, OPTIONS
-from .paths import CACHE
+from .paths import CACHE, CHECKOUT
 from .preflight import check_preflight, cmd_preflight
 
 # (name, help, the command, its input checks). The checks run before the checkout lock, the
@@ -72,6 +72,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parse_args(argv)
+        inputs.checkout_path(CHECKOUT)
         args.check(args)
         if args.dry_run:
             return args.fn(args)

@@ -147,6 +147,15 @@ def output_dir(value: str | os.PathLike) -> Path:
     return path
 
 
+def checkout_path(checkout: Path) -> None:
+    """The build's bazelrc files name paths in the checkout (tools/offline/offline.bazelrc's
+    %workspace%), and Bazel splits their lines on whitespace: a path with a space became a
+    missing repository 18 s in. Said before anything runs instead."""
+    if any(c.isspace() for c in str(checkout)):
+        raise InputError(f"this checkout's path {str(checkout)!r} contains whitespace, which the bazelrc lines naming "
+                         "its folders cannot hold: clone or move it to a path without spaces")
+
+
 def cache_dir(path: Path) -> Path:
     """The folder ci_build and the sandbox keep their state in ($XDG_CACHE_HOME/jax-rocm-build):
     writable, or makeable in a writable folder."""

@@ -1289,3 +1289,9 @@ def test_the_sandbox_says_in_one_line_that_it_cannot_write_its_cache(tmp_path):
     assert result.returncode == 125, result.stderr
     assert result.stderr.count("\n") == 1 and "sandbox: error: cannot write" in result.stderr, result.stderr
     assert "point XDG_CACHE_HOME at a writable folder" in result.stderr
+
+
+def test_a_checkout_path_with_a_space_is_refused_before_anything_runs(tmp_path):
+    inputs.checkout_path(tmp_path / "no-space")
+    with pytest.raises(inputs.InputError, match=r"contains whitespace.*clone or move it to a path without spaces"):
+        inputs.checkout_path(tmp_path / "with space" / "main")
