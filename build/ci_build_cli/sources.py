@@ -65,6 +65,9 @@ def check_local_sources(args: argparse.Namespace) -> None:
             inputs.complete_archive("--jax-source-dir", path)
         if name != "jax" and not path.is_dir():
             raise inputs.InputError(f"the {name} source tree {path} is not a directory")
+        if name == "xla" and not (path / "xla").is_dir():
+            raise inputs.InputError(f"--xla-source-dir={path} is not an XLA checkout: it has no xla/ folder (a clone of "
+                                    "openxla/xla or ROCm/xla is)")
 
 
 def check_pins_reachable(args: argparse.Namespace) -> None:

@@ -183,6 +183,17 @@ INPUT_ERRORS = {
                               "ci_build: --jax-source-dir={tmp}/jax.tar.gz is refused: jax.tar.gz is not a complete"),
     "xla source a file": (["--xla-source-dir={tmp}/file", "native"], "ci_build: the xla source tree {tmp}/file is not a directory"),
     "preflight without an xla": (["preflight"], "ci_build: preflight: which XLA?"),
+    "xla source not a checkout": (["--xla-source-dir={tmp}", "preflight", "--names-only"],
+                                  "ci_build: --xla-source-dir={tmp} is not an XLA checkout: it has no xla/ folder"),
+    "a release of stand-ins": (["dist_wheels", "--wheel-kind=release"],
+                               "ci_build: --wheel-kind=release: these wheels would hold stand-ins (the PJRT plugin"),
+    "a wheel date that is none": (["dist_wheels", "--wheel-kind=nightly", "--wheel-date=20261345"],
+                                  "ci_build: --wheel-date=20261345 is not a date written YYYYMMDD"),
+    "a wheel version that is none": (["dist_wheels", "--wheel-version=notaversion"],
+                                     "ci_build: --wheel-version=notaversion is not a JAX release"),
+    "a negative post release": (["dist_wheels", "--wheel-post-release=-1"], "ci_build: --wheel-post-release=-1: give N >= 1"),
+    "a commit for a nightly": (["dist_wheels", "--wheel-kind=nightly", "--wheel-commit=abcdef0"],
+                               "ci_build: --wheel-commit=abcdef0 names the commit of a dev version"),
     "an option of another command": (["native", "--wheel-kind=dev"], "ci_build: --wheel-kind=dev is an option of dist_wheels"),
 }
 
