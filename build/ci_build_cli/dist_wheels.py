@@ -47,17 +47,35 @@ def step(number: int, what: str) -> None:
     print(f"ci_build dist_wheels [{number}/3]: {what}", file=sys.stderr, flush=True)
 
 
-def toolkit_versions(args: argparse.Namespace) -> tuple[str, list[str | None]]:
-    """(which toolkit, the ROCm release(s) it says it is), before any build, for a toolkit folder
-    or the default search: the finder over the toolkit the build will use (in the sandbox, where
-    it looks; in host mode on this machine). A TheRock tarball: toolkit.check_inputs (its name), check_fetched_toolkit (its manifest)."""
+def probe_toolkit(args: argparse.Namespace) -> tuple[str, dict | None]:
+    """(which toolkit, the finder's rocm_config.json of it or None), before any build, for a
+    toolkit folder or the default search: the finder over the toolkit the build will use (in the
+    sandbox, where it looks; in host mode on this machine). A TheRock tarball is checked by its
+    name (toolkit.check_inputs) and its manifest (check_fetched_toolkit) instead."""
     path = toolkit.args_rocm_source(args).repo_env.get("ROCM_PATH")
     probe = ["python3", finder.__file__] + (["--rocm-path", path] if path else [])
     result = sandbox.spawn(sandbox.wrap(args, probe), cwd=CHECKOUT, capture_output=True, text=True)
     if result.returncode != 0:
-        return f"the toolkit at {path or 'the default search'}", [None]
+        return f"the toolkit at {path or 'the default search'}", None
     config = json.loads(result.stdout)
-    return f"the toolkit at {config['rocm_toolkit_path']}", [config.get("rocm_version")]
+    return f"the toolkit at {config['rocm_toolkit_path']}", config
+
+
+def check_toolkit(args: argparse.Namespace) -> None:
+    """--rocm-version and --amdgpu-targets against the toolkit itself, before Bazel (InputError):
+    its release, and the targets its clang compiles for (the finder's answer)."""
+    where, config = probe_toolkit(args)
+    if args.rocm_version:
+        versions = [config.get("rocm_version") if config else None]
+        if not inputs.version_agrees(args.rocm_version, versions):
+            raise inputs.InputError(toolkit.version_mismatch(args.rocm_version, where, versions))
+    supported = (config or {}).get("amdgpu_targets_supported")
+    if args.amdgpu_targets and supported:
+        unknown = finder.unknown_targets(finder.split_targets(args.amdgpu_targets), supported)
+        if unknown:
+            raise inputs.InputError(f"--amdgpu-targets={args.amdgpu_targets}: {', '.join(unknown)} is not a target "
+                                    f"{where}'s clang ({config.get('clang_path')}) compiles for; it knows: "
+                                    f"{' '.join(supported)}")
 
 
 def full_mode_failed() -> None:
@@ -133,10 +151,8 @@ def cmd_dist_wheels(args: argparse.Namespace) -> int:
     if rc:
         return rc
     tarball = toolkit.tarball_release(args)
-    if args.rocm_version and not args.dry_run and not tarball:
-        where, versions = toolkit_versions(args)
-        if not inputs.version_agrees(args.rocm_version, versions):
-            raise inputs.InputError(toolkit.version_mismatch(args.rocm_version, where, versions))
+    if (args.rocm_version or args.amdgpu_targets) and not args.dry_run and not tarball:
+        check_toolkit(args)
     host = sandbox.host_mode(args)
     found = pythons.find_host_interpreters() if host else pythons.find_interpreters(make_sandbox=not args.dry_run)
     if found is None:  # a dry run, and no sandbox yet: it is not made to find its Pythons

@@ -1295,3 +1295,38 @@ def test_a_checkout_path_with_a_space_is_refused_before_anything_runs(tmp_path):
     inputs.checkout_path(tmp_path / "no-space")
     with pytest.raises(inputs.InputError, match=r"contains whitespace.*clone or move it to a path without spaces"):
         inputs.checkout_path(tmp_path / "with space" / "main")
+
+
+# --- the toolkit's own answers, before Bazel ----------------------------------------------
+
+@pytest.fixture
+def probed(recorded, monkeypatch, tmp_path):
+    """A run that is not dry, with the finder's answer for the default toolkit (clang knows three
+    targets, release 7.2.4); the lock is this test's, the checkout's stays free."""
+    monkeypatch.setattr(sandbox, "CACHE", tmp_path)
+    answer = {"rocm_toolkit_path": "/usr", "rocm_version": "7.2.4", "clang_path": "/usr/lib/llvm-22/bin/clang",
+              "amdgpu_targets_supported": ["gfx90a", "gfx942", "gfx950"]}
+    probes = []
+    monkeypatch.setattr(sandbox, "spawn", lambda cmd, **kw: probes.append(cmd) or
+                        subprocess.CompletedProcess(cmd, 0, json.dumps(answer), ""))
+    monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None: [])
+    return probes
+
+
+def test_a_target_the_toolkits_clang_does_not_know_fails_before_bazel(probed, recorded, capsys, tmp_path):
+    argv = ["--sources=examples", "dist_wheels", f"--output-dir={tmp_path / 'dist'}"]
+    assert cli.main(argv + ["--amdgpu-targets=gfx942,gfx9999"]) == 2
+    assert probed and dist_wheels.finder.__file__ in probed[0]
+    assert not [cmd for cmd, _ in recorded if "//:jax_rocm_wheels" in cmd], "Bazel never ran"
+    said = capsys.readouterr().err.splitlines()[-1]
+    assert said == ("ci_build: --amdgpu-targets=gfx942,gfx9999: gfx9999 is not a target the toolkit at /usr's clang "
+                    "(/usr/lib/llvm-22/bin/clang) compiles for; it knows: gfx90a gfx942 gfx950")
+    # A target it knows, with a feature: the build goes on to Bazel.
+    assert cli.main(argv + ["--amdgpu-targets=gfx90a:xnack+,gfx942"]) == 1  # no wheel written by the fake Bazel
+    assert [cmd for cmd, _ in recorded if "//:jax_rocm_wheels" in cmd]
+
+
+def test_unknown_targets_ignore_features():
+    finder = dist_wheels.finder
+    assert finder.unknown_targets(["gfx90a:xnack+", "gfx942", "gfx9999"], ["gfx90a", "gfx942"]) == ["gfx9999"]
+    assert finder.unknown_targets([], ["gfx942"]) == []

@@ -791,6 +791,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def unknown_targets(requested: Sequence[str], supported: Sequence[str]) -> list[str]:
+    """The requested targets (features such as :xnack+ aside) a toolkit's clang does not know:
+    what rocm/private/amdgpu_targets.bzl refuses at analysis, asked before Bazel by ci_build."""
+    return [t for t in requested if t.split(":")[0] not in supported]
+
+
 def split_targets(value: str) -> list[str]:
     """'gfx942,gfx950' / 'gfx942;gfx950' / 'gfx942 gfx950' -> ['gfx942', 'gfx950']: the one
     Python splitter of an amdgpu target list (TF_ROCM_AMDGPU_TARGETS, a dist_info.json's, ci_build's
