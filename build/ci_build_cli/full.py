@@ -11,12 +11,11 @@ import json
 import re
 import subprocess
 import sys
-import tarfile
 import tempfile
 import urllib.request
-import zipfile
 from pathlib import Path
 
+from third_party.gpus import extract_archive
 from third_party.private import source_tree
 
 from . import inputs, sandbox, toolkit
@@ -291,7 +290,7 @@ def prepare(args: argparse.Namespace) -> int:
     try:
         found = jax_source_for_patches(args)
         written = write_jax_patches(found, registry=args.registry)
-    except (JaxPatchError, OSError, tarfile.TarError, zipfile.BadZipFile, EOFError, SyntaxError, ValueError) as e:
+    except (JaxPatchError, OSError, extract_archive.UnsafeArchive, SyntaxError, ValueError) as e:
         detail = " ".join(str(e).split())  # one line, whatever the reader's message
         raise inputs.InputError(f"full mode applies JAX's patches of {', '.join(PATCHED_MODULES)} and cannot read them: "
                                 f"{detail}") from None

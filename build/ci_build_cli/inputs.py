@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime
 import os
 import re
-import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -170,26 +169,14 @@ def cache_dir(path: Path) -> Path:
 
 
 def complete_archive(flag: str, path: Path) -> None:
-    """Reads an archive to its end, so that a truncated, corrupt or unsafe one fails here and not
-    in Bazel: a tar archive by the repository rules' extractor (third_party/gpus/extract_archive.py
-    check(): the policy its extraction applies, where this Python has tarfile's data filter), a
-    zip by zipfile's own test."""
-    if not path.name.endswith(".zip"):
-        try:
-            extract_archive.check(path, require_filter=False)
-        except extract_archive.UnsafeArchive as e:
-            raise InputError(f"{flag}={path} is refused: {e}; download or make it again, or give the checkout's "
-                             "folder") from None
-        return
+    """Reads an archive (tar or zip) to its end under the one archive policy
+    (third_party/gpus/extract_archive.py read_archive), so that a truncated, corrupt or unsafe
+    one fails here and not in Bazel."""
     try:
-        with zipfile.ZipFile(path) as z:
-            bad = z.testzip()
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
-        detail = " ".join(str(e).split())
-        raise InputError(f"{flag}={path} is not a complete archive ({type(e).__name__}: {detail}): download or make it "
-                         "again, or give the checkout's folder") from None
-    if bad:
-        raise InputError(f"{flag}={path}: the archive is damaged at {bad}: download or make it again")
+        extract_archive.read_archive(path)
+    except extract_archive.UnsafeArchive as e:
+        raise InputError(f"{flag}={path} is refused: {e}; download or make it again, or give the checkout's "
+                         "folder") from None
 
 
 def version_agrees(requested: str, found: Iterable[str | None]) -> bool:

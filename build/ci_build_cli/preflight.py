@@ -11,12 +11,12 @@ import os
 import shlex
 import shutil
 import sys
-import tarfile
 import tempfile
 import time
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+
+from third_party.gpus import extract_archive
 
 from . import full, inputs, preflight_calls, preflight_names, preflight_xla_targets, pythons, sandbox, sources, toolkit
 from .commands import NATIVE_TARGETS, NATIVE_TESTS
@@ -42,8 +42,8 @@ def check_xla_targets(args: argparse.Namespace) -> int:
     used = preflight_xla_targets.xla_labels(preflight_xla_targets.our_texts(CHECKOUT, args.mode))
     try:
         packages = preflight_xla_targets.build_files(preflight_names.tree_texts(xla))
-    except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile) as e:
-        detail = " ".join(str(e).split())  # tarfile lists each method it tried on lines of their own
+    except (OSError, extract_archive.UnsafeArchive) as e:
+        detail = " ".join(str(e).split())
         raise inputs.InputError(f"preflight: cannot read {xla}: {detail}") from None
     missing = preflight_xla_targets.missing(used, packages)
     for m in missing:
@@ -205,8 +205,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     trees = [Path(p) for p in (args.xla_source_dir, args.jax_source_dir) if p]
     try:
         texts = preflight_names.named_texts(trees)
-    except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile) as e:
-        detail = " ".join(str(e).split())  # tarfile lists each method it tried on lines of their own
+    except (OSError, extract_archive.UnsafeArchive) as e:
+        detail = " ".join(str(e).split())
         raise inputs.InputError(f"preflight: cannot read {', '.join(map(str, trees))}: {detail}") from None
     rc = max(check_rocm_names(args, texts), check_rocm_calls(args, texts), check_xla_targets(args))
     if rc or args.names_only:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import tarfile
-import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+
+from third_party.gpus import extract_archive
 
 REPOSITORY = "local_config_rocm"
 # rules_ml_toolchain's description of a ROCm toolkit: full mode (full/MODULE.bazel) points it
@@ -122,24 +122,16 @@ def directory_texts(root: Path) -> Iterator[tuple[str, str]]:
 
 def archive_texts(archive: Path) -> Iterator[tuple[str, str]]:
     """The same for an archive of a checkout (a git archive, a release tarball), its one top
-    folder stripped. Raises tarfile.TarError / zipfile.BadZipFile / EOFError for a damaged one."""
-    if archive.name.endswith(".zip"):
-        with zipfile.ZipFile(archive) as z:
-            members = [(n, lambda n=n: z.read(n)) for n in sorted(z.namelist()) if not n.endswith("/")]
-            yield from _strip_top(members)
-        return
-    with tarfile.open(archive) as tar:
-        files = sorted((m for m in tar.getmembers() if m.isfile()), key=lambda m: m.name)
-        yield from _strip_top([(m.name, lambda m=m: tar.extractfile(m).read()) for m in files])
-
-
-def _strip_top(members: list[tuple[str, Callable[[], bytes]]]) -> Iterator[tuple[str, str]]:
-    tops = {PurePosixPath(name).parts[0] for name, _ in members}
-    strip = 1 if len(tops) == 1 and all(len(PurePosixPath(n).parts) > 1 for n, _ in members) else 0
-    for name, read in members:
+    folder stripped, read under the one archive policy (extract_archive.read_archive, whose
+    UnsafeArchive also says a damaged archive is one)."""
+    contents = extract_archive.read_archive(archive, lambda name: is_bazel_file(PurePosixPath(name).name))
+    names = [e.name for e in contents.entries if e.kind != "dir"]
+    tops = {PurePosixPath(name).parts[0] for name in names}
+    strip = 1 if len(tops) == 1 and all(len(PurePosixPath(n).parts) > 1 for n in names) else 0
+    for name in sorted(contents.files):
         relative = PurePosixPath(*PurePosixPath(name).parts[strip:])
-        if is_bazel_file(relative.name) and not _skipped(relative):
-            yield str(relative), read().decode("utf-8", errors="replace")
+        if not _skipped(relative):
+            yield str(relative), contents.files[name].decode("utf-8", errors="replace")
 
 
 def tree_texts(tree: Path) -> Iterator[tuple[str, str]]:

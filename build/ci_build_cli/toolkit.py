@@ -226,10 +226,8 @@ def local_tarball(source: RocmSource) -> Path | None:
 def check_local_tarball(flag_value: str, path: Path, sha256: str | None) -> None:
     """A local TheRock tarball, before Bazel: its sha256 against --therock-sha256, then the
     repository rule's own extractor (third_party/gpus/extract_archive.py check(): the whole
-    archive read, every entry under the policy extraction applies) and the finder's layout
-    test on what it would extract. A Python without tarfile's data filter (Debian 12's 3.11.2)
-    still reads it to its end and looks for the ROCm; the entries' safety is then left to the
-    extraction inside the sandbox, whose Python has the filter, and one line says so."""
+    archive read, every entry under the policy extraction applies, on any Python) and the finder's
+    layout test on what it would extract."""
     flag = f"--therock-path={flag_value}"
     if sha256:
         actual = tarball_sha256(path)
@@ -237,15 +235,12 @@ def check_local_tarball(flag_value: str, path: Path, sha256: str | None) -> None
             raise inputs.InputError(f"--therock-sha256={sha256} is not the sha256 of {path} (it is {actual}): give the "
                                     "tarball AMD published with that sha256, or correct --therock-sha256")
     try:
-        members, filtered = extract_archive.check(path, require_filter=False)
+        members, _ = extract_archive.check(path, require_filter=False)
     except extract_archive.UnsafeArchive as e:
         raise inputs.InputError(f"{flag} is refused: {e}; download it again, or give another TheRock tarball") from None
     if not holds_rocm([(m.name, m.isdir()) for m in members]):
         raise inputs.InputError(f"{flag} holds no ROCm toolkit: found none of {finder.LAYOUT_MARKERS} at its root or "
                                 "in its one top folder; give the TheRock tarball of a ROCm release")
-    if not filtered:
-        print(f"ci_build: {flag}: Python {sys.version.split()[0]} (running ci_build) lacks tarfile's data filter, so the "
-              "tarball's entries are checked for safety inside the sandbox, when it is extracted", file=sys.stderr)
 
 
 def holds_rocm(entries: list[tuple[str, bool]]) -> bool:

@@ -48,7 +48,11 @@ def _jax_source_tree_impl(rctx):
         args += ["--source", archive, "--origin", "pinned archive", "--sha256", rctx.attr.sha256]
         pin = {"pin": rctx.attr.pin_file, "url": rctx.attr.urls[0], "commit": rctx.attr.version}
     rctx.report_progress("Laying out JAX's sources")
-    result = rctx.execute(args, timeout = 600)
+
+    # source_tree.py reads archives with third_party/gpus/extract_archive.py (the one archive
+    # policy), imported as a package from the root of this module's tree.
+    module_root = rctx.path(rctx.attr._archive_reader).dirname.dirname.dirname
+    result = rctx.execute(args, timeout = 600, environment = {"PYTHONPATH": str(module_root)})
     if not local:
         rctx.delete(archive)  # the repository cache keeps the download
     if result.return_code != 0:
@@ -68,6 +72,7 @@ jax_source_tree = repository_rule(
     attrs = PIN_ATTRS | {
         "build_file": attr.label(mandatory = True, doc = "The BUILD file of the laid-out tree."),
         "_tool": attr.label(default = Label("//third_party/private:source_tree.py")),
+        "_archive_reader": attr.label(default = Label("//third_party/gpus:extract_archive.py")),
     },
     environ = JAX_SOURCE_ENVIRON,
 )

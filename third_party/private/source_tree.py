@@ -31,9 +31,9 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
-import zipfile
 from pathlib import Path, PurePosixPath
+
+from third_party.gpus import extract_archive as archives
 
 DEFAULT_DIRS = ("jax", "jaxlib", "jaxlib/cpu", "jaxlib/gpu", "jaxlib/rocm")
 TOP_LEVEL_FILES = ("LICENSE",)
@@ -92,58 +92,40 @@ def strip_top(names: list[str]) -> str:
     return ""
 
 
-def pax_commit(tf: tarfile.TarFile) -> str | None:
-    """The commit `git archive` records in the archive's pax header, if any."""
-    comment = tf.pax_headers.get("comment")
+def pax_commit(comment: str | None) -> str | None:
+    """The commit `git archive` records in the archive's pax header comment, if any."""
     return comment if comment and re.fullmatch(r"[0-9a-f]{40}", comment) else None
 
 
-def _check_member(name: str) -> PurePosixPath:
-    relative = PurePosixPath(name)
-    if relative.is_absolute() or ".." in relative.parts:
-        raise SourceTreeError(f"archive member {name!r} points outside the tree; refusing the archive")
-    return relative
+def _in_tree(name: str, prefix: str) -> str | None:
+    """An entry's tree-relative name (its archive's one top folder, `prefix`, stripped), or None."""
+    return name[len(prefix):] if name.startswith(prefix) and name != prefix else None
+
+
+def _read(archive: Path, relative_wanted) -> tuple[archives.Contents, str]:
+    """The archive read under the one archive policy (extract_archive.read_archive), keeping the
+    files whose tree-relative name relative_wanted picks, and its top folder prefix. The prefix is
+    known only once every entry is seen, so a file is kept if either reading of its name is wanted."""
+    def wanted(name: str) -> bool:
+        return relative_wanted(name) or ("/" in name and relative_wanted(name.split("/", 1)[1]))
+    contents = archives.read_archive(archive, wanted)
+    return contents, strip_top([e.name for e in contents.entries])
 
 
 def extract_archive(archive: Path, output: Path, dirs: tuple[str, ...]) -> tuple[int, str | None, bool]:
     """Extracts the wanted files; returns (files written, commit from a git-archive pax
     header, whether the tree has the stand-in marker at its root)."""
-    count, stand_in = 0, False
-    if archive.name.endswith(".zip"):
-        with zipfile.ZipFile(archive) as zf:
-            for name in zf.namelist():
-                _check_member(name)
-            prefix = strip_top(zf.namelist())
-            for info in zf.infolist():
-                if info.is_dir() or not info.filename.startswith(prefix):
-                    continue
-                relative = _check_member(info.filename[len(prefix):])
-                stand_in = stand_in or str(relative) == STAND_IN_MARKER
-                if wanted(relative, dirs):
-                    target = output / relative
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    with zf.open(info) as src, open(target, "wb") as dst:
-                        shutil.copyfileobj(src, dst)
-                    count += 1
-        return count, None, stand_in
-    with tarfile.open(archive) as tf:
-        members = tf.getmembers()
-        commit = pax_commit(tf)
-        for member in members:
-            _check_member(member.name)
-        prefix = strip_top([m.name for m in members])
-        for member in members:
-            if not member.isfile() or not member.name.startswith(prefix):
-                continue
-            relative = _check_member(member.name[len(prefix):])
-            stand_in = stand_in or str(relative) == STAND_IN_MARKER
-            if wanted(relative, dirs):
-                target = output / relative
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with tf.extractfile(member) as src, open(target, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-                count += 1
-    return count, commit, stand_in
+    contents, prefix = _read(archive, lambda rel: rel == STAND_IN_MARKER or wanted(PurePosixPath(rel), dirs))
+    stand_in = any(e.kind == "file" and _in_tree(e.name, prefix) == STAND_IN_MARKER for e in contents.entries)
+    count = 0
+    for name, data in contents.files.items():
+        relative = _in_tree(name, prefix)
+        if relative is not None and wanted(PurePosixPath(relative), dirs):
+            target = output / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            count += 1
+    return count, pax_commit(contents.comment), stand_in
 
 
 def link_checkout(checkout: Path, output: Path, dirs: tuple[str, ...]) -> int:
@@ -175,20 +157,8 @@ def read_files(source: Path, wanted: list[str]) -> dict[str, bytes]:
     ones it lacks are left out."""
     if source.is_dir():
         return {w: (source / w).read_bytes() for w in wanted if (source / w).is_file()}
-    if source.name.endswith(".zip"):
-        with zipfile.ZipFile(source) as zf:
-            prefix = strip_top(zf.namelist())
-            names = set(zf.namelist())
-            return {w: zf.read(prefix + w) for w in wanted if prefix + w in names}
-    found = {}
-    with tarfile.open(source) as tf:
-        members = tf.getmembers()
-        prefix = strip_top([m.name for m in members])
-        for member in members:
-            relative = member.name.removeprefix(prefix)
-            if member.isfile() and relative in wanted:
-                found[relative] = tf.extractfile(member).read()
-    return found
+    contents, prefix = _read(source, lambda rel: rel in wanted)
+    return {w: contents.files[prefix + w] for w in wanted if prefix + w in contents.files}
 
 
 def identify(source: Path) -> tuple[str | None, str | None]:
@@ -196,18 +166,9 @@ def identify(source: Path) -> tuple[str | None, str | None]:
     if source.is_dir():
         version_py = source / "jax" / "version.py"
         return (version_of(version_py.read_text()) if version_py.is_file() else None), git_commit(source)
-    if source.name.endswith(".zip"):
-        with zipfile.ZipFile(source) as zf:
-            prefix = strip_top(zf.namelist())
-            try:
-                return version_of(zf.read(prefix + "jax/version.py").decode()), None
-            except KeyError:
-                return None, None
-    with tarfile.open(source) as tf:
-        for member in tf:
-            if member.isfile() and member.name.split("/", 1)[-1] == "jax/version.py":
-                return version_of(tf.extractfile(member).read().decode()), pax_commit(tf)
-        return None, pax_commit(tf)
+    contents, prefix = _read(source, lambda rel: rel == "jax/version.py")
+    version_py = contents.files.get(prefix + "jax/version.py")
+    return (version_of(version_py.decode()) if version_py else None), pax_commit(contents.comment)
 
 
 def lay_out(source: Path, output: Path, dirs: tuple[str, ...], origin: str | None, sha256: str | None) -> TreeInfo:
@@ -248,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         info = lay_out(args.source, args.output, tuple(d for d in args.dirs.split(",") if d), args.origin, args.sha256)
-    except (SourceTreeError, OSError, tarfile.TarError, zipfile.BadZipFile) as exc:
+    except (SourceTreeError, archives.UnsafeArchive, OSError) as exc:
         print(f"source_tree: {exc}", file=sys.stderr)
         return 1
     print(info.to_json())
