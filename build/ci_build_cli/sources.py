@@ -9,6 +9,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from third_party.gpus import extract_archive
 from third_party.private import source_tree
 
 from . import inputs
@@ -58,9 +59,9 @@ def check_local_sources(args: argparse.Namespace) -> None:
         if not path.exists():
             raise inputs.InputError(f"--{name}-source-dir={path} does not exist (relative paths are taken from the "
                                     f"current directory, {Path.cwd()})")
-        if name == "jax" and not (path.is_dir() or source_tree.is_archive(path)):
+        if name == "jax" and not (path.is_dir() or extract_archive.is_archive(path)):
             raise inputs.InputError(f"--jax-source-dir={path} is neither a JAX checkout (a directory) nor an archive of "
-                                    f"one ({', '.join(source_tree.ARCHIVE_SUFFIXES)})")
+                                    f"one ({', '.join(extract_archive.ARCHIVE_SUFFIXES)})")
         if name == "jax" and path.is_file():
             inputs.complete_archive("--jax-source-dir", path)
         if name != "jax" and not path.is_dir():

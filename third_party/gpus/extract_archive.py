@@ -28,6 +28,13 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+# What counts as an archive of a source tree (a JAX checkout's, given instead of the folder).
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tar", ".zip")
+
+
+def is_archive(path: Path) -> bool:
+    return path.is_file() and path.name.endswith(ARCHIVE_SUFFIXES)
+
 
 class UnsafeArchive(Exception):
     pass

@@ -41,7 +41,6 @@ TOP_LEVEL_FILES = ("LICENSE",)
 STAND_IN_MARKER = "JAX_ROCM_STAND_IN"
 STAND_IN_PATH = "examples/jax"  # what a stand-in tree's "path" says
 BAZEL_FILE_NAMES = frozenset({"BUILD", "BUILD.bazel", "MODULE.bazel", "WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "REPO.bazel"})
-ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tar", ".zip")
 
 
 class SourceTreeError(Exception):
@@ -72,10 +71,6 @@ def wanted(relative: PurePosixPath, dirs: tuple[str, ...]) -> bool:
         return False
     parent = str(relative.parent)
     return parent in dirs or (parent == "." and relative.name in TOP_LEVEL_FILES)
-
-
-def is_archive(path: Path) -> bool:
-    return path.is_file() and path.name.endswith(ARCHIVE_SUFFIXES)
 
 
 def version_of(version_py: str) -> str | None:
@@ -181,14 +176,14 @@ def lay_out(source: Path, output: Path, dirs: tuple[str, ...], origin: str | Non
         files = link_checkout(source, output, dirs)
         info_origin, commit, digest = "local checkout", git_commit(source), None
         stand_in = (source / STAND_IN_MARKER).is_file()
-    elif is_archive(source):
+    elif archives.is_archive(source):
         files, commit, stand_in = extract_archive(source, output, dirs)
         if not sha256:  # hashlib itself: the repository rule runs this file alone (tools/digest.py is the helper)
             with open(source, "rb") as f:
                 sha256 = hashlib.file_digest(f, "sha256").hexdigest()
         info_origin, digest = "local archive", sha256
     else:
-        raise SourceTreeError(f"{source} is neither a directory nor an archive ({', '.join(ARCHIVE_SUFFIXES)})")
+        raise SourceTreeError(f"{source} is neither a directory nor an archive ({', '.join(archives.ARCHIVE_SUFFIXES)})")
     if not (output / "jaxlib" / "gpu").is_dir():
         raise SourceTreeError(f"{source} has no jaxlib/gpu/ sources; is it JAX's source tree (jax-ml/jax)?")
     version_py = output / "jax" / "version.py"
