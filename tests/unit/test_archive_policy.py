@@ -3,14 +3,9 @@
 
 from __future__ import annotations
 
-import io
-import stat
-import tarfile
-import zipfile
-from pathlib import Path
-
 import pytest
 
+from tests.infra.archives import tar_of, zip_of
 from third_party.gpus import extract_archive as archives
 
 pytestmark = pytest.mark.unit
@@ -30,36 +25,6 @@ pytestmark = pytest.mark.unit
 ])
 def test_the_policy(name, kind, linkname, refused):
     assert archives.entry_problem(name, kind, linkname) == refused
-
-
-def tar_of(path: Path, entries: list[tuple[str, str, bytes | str]]) -> Path:
-    with tarfile.open(path, "w:gz") as tar:
-        for name, kind, data in entries:
-            info = tarfile.TarInfo(name)
-            if kind == "symlink":
-                info.type, info.linkname = tarfile.SYMTYPE, data
-                tar.addfile(info)
-            elif kind == "fifo":
-                info.type = tarfile.FIFOTYPE
-                tar.addfile(info)
-            else:
-                info.size = len(data)
-                tar.addfile(info, io.BytesIO(data))
-    return path
-
-
-def zip_of(path: Path, entries: list[tuple[str, str, bytes | str]]) -> Path:
-    with zipfile.ZipFile(path, "w") as z:
-        for name, kind, data in entries:
-            info = zipfile.ZipInfo(name)
-            if kind == "symlink":
-                info.external_attr = (stat.S_IFLNK | 0o777) << 16
-            elif kind == "fifo":
-                info.external_attr = (stat.S_IFIFO | 0o644) << 16
-            else:
-                info.external_attr = (stat.S_IFREG | 0o644) << 16
-            z.writestr(info, data)
-    return path
 
 
 ARCHIVE_MAKERS = {"tar": (tar_of, "t.tar.gz"), "zip": (zip_of, "t.zip")}

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import gzip
 import hashlib
-import io
 import os
 import subprocess
 import sys
@@ -23,6 +22,7 @@ import pytest
 
 from ci_build_cli import cli, pythons, sandbox, sources, toolkit
 from ci_build_cli.paths import CHECKOUT
+from tests.infra.archives import entries_of, tar_of
 
 pytestmark = pytest.mark.unit
 
@@ -101,19 +101,7 @@ def guarded(monkeypatch, tmp_path):
 
 def tarball(path: Path, entries: dict[str, bytes | str | None] | None = None) -> Path:
     """A tar.gz of name -> file bytes, symlink target (str) or folder (None)."""
-    with tarfile.open(path, "w:gz") as tar:
-        for name, data in (ROCM_ENTRIES if entries is None else entries).items():
-            info = tarfile.TarInfo(name)
-            if data is None:
-                info.type = tarfile.DIRTYPE
-                tar.addfile(info)
-            elif isinstance(data, str):
-                info.type, info.linkname = tarfile.SYMTYPE, data
-                tar.addfile(info)
-            else:
-                info.size = len(data)
-                tar.addfile(info, io.BytesIO(data))
-    return path
+    return tar_of(path, entries_of(ROCM_ENTRIES if entries is None else entries))
 
 
 def bad_tarball(tmp_path: Path, kind: str) -> Path:

@@ -9,7 +9,6 @@ in tests/bazel/test_rocm_configure.py.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
@@ -21,6 +20,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tests.conftest import CHECKOUT, load_module
+from tests.infra.archives import tar_of
 
 pytestmark = pytest.mark.unit
 
@@ -436,19 +436,7 @@ def test_version_number_matches_xla_encoding(v):
 
 
 def tarball(path: Path, entries) -> Path:
-    with tarfile.open(path, "w:gz") as tar:
-        for name, kind, data in entries:
-            info = tarfile.TarInfo(name)
-            if kind == "file":
-                info.size = len(data)
-                tar.addfile(info, io.BytesIO(data))
-            elif kind == "symlink":
-                info.type, info.linkname = tarfile.SYMTYPE, data
-                tar.addfile(info)
-            elif kind == "dir":
-                info.type = tarfile.DIRTYPE
-                tar.addfile(info)
-    return path
+    return tar_of(path, entries)
 
 
 GOOD = [("rock/lib", "dir", None), ("rock/lib/libx.so.1", "file", b"x"), ("rock/lib/libx.so", "symlink", "libx.so.1")]
