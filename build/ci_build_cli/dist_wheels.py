@@ -9,6 +9,7 @@ against the manifest the repository rule read once it fetched the tarball.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shlex
@@ -139,10 +140,23 @@ def check_dist_wheels(args: argparse.Namespace) -> None:
     sources.check_pins_reachable(args)
 
 
-def cmd_dist_wheels(args: argparse.Namespace) -> int:
-    """Build jax_rocm<N>_pjrt and one jax_rocm<N>_plugin per Python, check them, and leave them in --output-dir."""
-    required = wheels.required_policy(args)
-    output_dir = inputs.output_dir(args.output_dir or CHECKOUT / "dist")  # checked already (check_dist_wheels)
+@dataclasses.dataclass(frozen=True)
+class BuildPlan:
+    """The one `bazel build` of the wheels: the command up to `build`, its arguments, the
+    workspace whose bazel-bin receives the wheels (None: the checkout's), and the Pythons."""
+    bazel: list[str]
+    build_args: list[str]
+    workspace: Path | None
+    interpreters: list[pythons.Interpreter]
+
+    @property
+    def command(self) -> list[str]:
+        return self.bazel + ["build", *self.build_args]
+
+
+def prepare_toolkit(args: argparse.Namespace) -> int:
+    """Says which toolkit, makes the sandbox (and fetches the pinned archives), and checks the
+    toolkit against --rocm-version and --amdgpu-targets where that needs no build."""
     toolkit.announce_rocm_source(args)
     note = toolkit.therock_targets_note(args.therock_path, args.amdgpu_targets) if args.therock_path else None
     if note:
@@ -150,9 +164,14 @@ def cmd_dist_wheels(args: argparse.Namespace) -> int:
     rc = sandbox.provision(args, "full")
     if rc:
         return rc
-    tarball = toolkit.tarball_release(args)
-    if (args.rocm_version or args.amdgpu_targets) and not args.dry_run and not tarball:
+    if (args.rocm_version or args.amdgpu_targets) and not args.dry_run and not toolkit.tarball_release(args):
         check_toolkit(args)
+    return 0
+
+
+def choose_interpreters(args: argparse.Namespace) -> list[pythons.Interpreter]:
+    """The Pythons to build plugin wheels for (pythons.pick_interpreters), saying which of
+    upstream's are left out when --python-versions does not choose."""
     host = sandbox.host_mode(args)
     found = pythons.find_host_interpreters() if host else pythons.find_interpreters(make_sandbox=not args.dry_run)
     if found is None:  # a dry run, and no sandbox yet: it is not made to find its Pythons
@@ -161,103 +180,97 @@ def cmd_dist_wheels(args: argparse.Namespace) -> int:
     if not args.python_versions:
         for line in pythons.left_out(found, host):
             print(f"ci_build dist_wheels: {line}", file=sys.stderr)
-    binds = [i.bind for i in interpreters if i.bind]
-    flags = sandbox.bazel_flags(args) + ["--config=rocm_release"] + wheels.wheel_flags(args)
+    return interpreters
+
+
+def kernels_build_flags(args: argparse.Namespace, interpreters: list[pythons.Interpreter]) -> list[str]:
+    """This project's graph: remote execution's config, ROCm's (with the host toolchain's right
+    after it), the release config, the wheels' version flags, the Pythons, the compiler."""
+    rbe = [f"--config={RBE_CONFIGS[args.rbe]}"] if RBE_CONFIGS[args.rbe] else []
+    # Zig's clang for glibc 2.28 with its own libc++ (toolchains/manylinux): the sandbox's
+    # glibc no longer decides the policy. This toolchain is clang already; --compiler
+    # configures the sandbox's own toolchain (--host-toolchain=sandbox).
+    toolchain = ("manylinux_2_28",) if args.host_toolchain == "manylinux_2_28" else ()
+    flags = rbe + sandbox.bazel_flags(args, toolchain) + ["--config=rocm_release"] + wheels.wheel_flags(args)
     if interpreters:
         flags.append(f"--repo_env=JAX_ROCM_PYTHON={','.join(i.path for i in interpreters)}")
-    if args.host_toolchain == "manylinux_2_28":
-        # Zig's clang for glibc 2.28 with its own libc++ (toolchains/manylinux): the
-        # sandbox's glibc no longer decides the policy. This toolchain is clang already;
-        # --compiler configures the sandbox's own toolchain (--host-toolchain=sandbox).
-        flags.insert(flags.index("--config=rocm") + 1, "--config=manylinux_2_28")
     if args.compiler == "clang":
         flags.append(f"--repo_env=CC={clang(args)}")
-    if RBE_CONFIGS[args.rbe]:
-        flags.insert(0, f"--config={RBE_CONFIGS[args.rbe]}")
     if os.environ.get("SOURCE_DATE_EPOCH"):
         flags.append(f"--action_env=SOURCE_DATE_EPOCH={os.environ['SOURCE_DATE_EPOCH']}")
-    workspace = None  # the checkout's
-    if args.mode == "full":
-        rc = full.prepare(args)
-        if rc:
-            return rc
-        # Upstream's graph (full/): its toolchains (rules_ml_toolchain's), one Python, and this
-        # project's settings named from the root module there.
-        flags = (full.full_flags(args) + ["--config=rocm_release"] + full.in_this_module(wheels.wheel_flags(args)) +
-                 full.full_python(interpreters))
-        if args.rbe != "off":
-            flags.insert(0, "--config=rocm_rbe")
-        bazel = full.full_bazel(args, binds)
-        workspace = full.FULL
-    else:
-        bazel = sandbox.bazel(args, binds)
-    build_args = [*flags, "//:jax_rocm_wheels"]
-    build = bazel + ["build", *build_args]
-    if args.rocm_version and tarball:
-        if args.dry_run:
-            print(f"# first: the same build with --nobuild (the repository rule fetches the tarball), then "
-                  f"--rocm-version={args.rocm_version} against its manifest (rocm_config.json)", file=sys.stderr)
-        else:
-            rc = check_fetched_toolkit(args, bazel, build_args)
-            if rc:
-                return rc
-    step(1, "building the wheels with Bazel")
-    rc = sandbox.run(build, args.dry_run)
-    if rc and args.mode == "full":
-        full_mode_failed()
-    if rc or args.dry_run:
-        if args.dry_run:
-            print("# then: wheel/wheel_audit.py on the wheels" + (f" (--manylinux={required})" if required else "") +
-                  ", and the same build with --//wheel:platform_tag=" + (f"{required}_x86_64" if required else
-                  "<the policy it certifies>"), file=sys.stderr)
+    return flags
+
+
+def plan_build(args: argparse.Namespace, interpreters: list[pythons.Interpreter]) -> BuildPlan | int:
+    """The build of the wheels in this project's graph, or in upstream's (full/: its toolchains,
+    one Python, and this project's settings named from the root module there); an exit code
+    where full mode's preparation failed."""
+    binds = [i.bind for i in interpreters if i.bind]
+    if args.mode != "full":
+        return BuildPlan(sandbox.bazel(args, binds), [*kernels_build_flags(args, interpreters), "//:jax_rocm_wheels"],
+                         None, interpreters)
+    rc = full.prepare(args)
+    if rc:
         return rc
-    paths = wheels.built_wheels(interpreters, workspace)
-    if not paths:
-        print("ci_build dist_wheels: Bazel succeeded but wrote no wheel", file=sys.stderr)
-        return 1
-    built = [wheels.read_wheel(path) for path in paths]  # each wheel's build_info.json, read once
+    flags = ((["--config=rocm_rbe"] if args.rbe != "off" else []) + full.full_flags(args) + ["--config=rocm_release"] +
+             full.in_this_module(wheels.wheel_flags(args)) + full.full_python(interpreters))
+    return BuildPlan(full.full_bazel(args, binds), [*flags, "//:jax_rocm_wheels"], full.FULL, interpreters)
+
+
+def refuse_unlabelled_release(args: argparse.Namespace, built: list[wheels.BuiltWheel]) -> int:
+    """What the built wheels' build_info.json say of stand-ins, against the kind of wheel: the
+    flags foretold it (choose_wheel_kind), the wheels have the last word."""
     stand_ins = {w.path.name: w.stand_ins for w in built if w.stand_ins}
-    if stand_ins:
-        listed = "; ".join(f"{name}: {', '.join(a)}" for name, a in stand_ins.items())
-        if args.wheel_kind == "release" and not args.allow_stand_ins:
-            print(f"ci_build dist_wheels: refusing to make release wheels that hold stand-ins from examples/ ({listed}). "
-                  "Build them from the real sources (the PJRT plugin needs XLA: --xla-source-dir=DIR or the pin; JAX's "
-                  "modules need JAX: --jax-source-dir=PATH or the pin; _triton and rocm_plugin_extension need XLA's "
-                  "internals), make --wheel-kind=dev or nightly wheels, or pass "
-                  "--allow-stand-ins to ship them labelled as such.", file=sys.stderr)
-            return 1
-        print(f"ci_build dist_wheels: these wheels hold stand-ins from examples/, labelled in their description and "
-              f"build_info.json: {listed}", file=sys.stderr)
-    step(2, "auditing the manylinux policy (ROCm libraries excluded)")
+    if not stand_ins:
+        return 0
+    listed = "; ".join(f"{name}: {', '.join(a)}" for name, a in stand_ins.items())
+    if args.wheel_kind == "release" and not args.allow_stand_ins:
+        print(f"ci_build dist_wheels: refusing to make release wheels that hold stand-ins from examples/ ({listed}). "
+              "Build them from the real sources (the PJRT plugin needs XLA: --xla-source-dir=DIR or the pin; JAX's "
+              "modules need JAX: --jax-source-dir=PATH or the pin; _triton and rocm_plugin_extension need XLA's "
+              "internals), make --wheel-kind=dev or nightly wheels, or pass "
+              "--allow-stand-ins to ship them labelled as such.", file=sys.stderr)
+        return 1
+    print(f"ci_build dist_wheels: these wheels hold stand-ins from examples/, labelled in their description and "
+          f"build_info.json: {listed}", file=sys.stderr)
+    return 0
+
+
+def audited_tag(paths: list[Path], required: str | None) -> str | None:
+    """The platform tag the audit allows (None, said, where it could not run or a wheel failed):
+    a policy that was required (and met) is the tag, being what the toolchain promises even where
+    today's symbols would also meet an older one; otherwise the best policy certified."""
     verdicts = wheels.audit_wheels(paths, required)
     if verdicts is None:
         print("ci_build dist_wheels: the wheel audit could not run (see above)", file=sys.stderr)
-        return 1
+        return None
     failed = [name for name, v in verdicts.items() if not v["ok"]]
     if failed:
         print(f"ci_build dist_wheels: {len(failed)} wheel(s) failed the audit: {', '.join(failed)}", file=sys.stderr)
-        return 1
-    # A policy that was required (and met) is the tag: it is what the toolchain promises,
-    # even where today's symbols would also meet an older one. Otherwise the best certified.
-    tag = (f"{wheels.policy_name(required)}_x86_64" if required
-           else wheels.least_compatible([v["platform_tag"] for v in verdicts.values()]))
-    step(3, f"tagging the wheels {tag}")
-    tag_flag = f"--//wheel:platform_tag={tag}"
-    rc = sandbox.run(build + (full.in_this_module([tag_flag]) if args.mode == "full" else [tag_flag]), dry_run=False)
-    if rc:
-        return rc
-    info = built[0].build_info  # the tagged wheels hold the same build_info.json
+        return None
+    if required:
+        return f"{wheels.policy_name(required)}_x86_64"
+    return wheels.least_compatible([v["platform_tag"] for v in verdicts.values()])
+
+
+def report_toolkit(args: argparse.Namespace, info: dict, output_dir: Path) -> int:
+    """Says what the wheels were built against; 1 where --rocm-version disagrees (the checks
+    before the build saw the toolkit the flags name; this one also sees one MODULE.bazel declares)."""
+    release = info.get("rocm_package_version") or info["rocm_version"]
     family = f", TheRock family {info['rocm_therock_family']}" if info.get("rocm_therock_family") else ""
-    print(f"ci_build dist_wheels: built against ROCm {info.get('rocm_package_version') or info['rocm_version']} "
-          f"({info.get('rocm_source', '?')}{family}) "
+    print(f"ci_build dist_wheels: built against ROCm {release} ({info.get('rocm_source', '?')}{family}) "
           f"for amdgpu targets {','.join(info.get('amdgpu_targets', []))}", file=sys.stderr)
-    # The checks above saw the toolkit the flags name; this one also sees one declared in MODULE.bazel.
     if args.rocm_version and not inputs.version_agrees(args.rocm_version, (info["rocm_version"], info.get("rocm_package_version"))):
-        print(f"ci_build dist_wheels: built against ROCm {info.get('rocm_package_version') or info['rocm_version']}, but "
-              f"--rocm-version={args.rocm_version}; point the build at that toolkit with --rocm-path or --therock-path "
-              f"(nothing was written to {output_dir})", file=sys.stderr)
+        print(f"ci_build dist_wheels: built against ROCm {release}, but --rocm-version={args.rocm_version}; point the "
+              f"build at that toolkit with --rocm-path or --therock-path (nothing was written to {output_dir})",
+              file=sys.stderr)
         return 1
-    built_paths = wheels.built_wheels(interpreters, workspace)
+    return 0
+
+
+def collect(plan: BuildPlan, output_dir: Path) -> int:
+    """The tagged wheels into --output-dir, and their table."""
+    built_paths = wheels.built_wheels(plan.interpreters, plan.workspace)
     try:
         collected = wheels.collect_wheels(built_paths, output_dir)
     except OSError as e:
@@ -267,3 +280,51 @@ def cmd_dist_wheels(args: argparse.Namespace) -> int:
         return 1
     print(wheels.summary_table(collected))
     return 0
+
+
+def cmd_dist_wheels(args: argparse.Namespace) -> int:
+    """Build jax_rocm<N>_pjrt and one jax_rocm<N>_plugin per Python, check them, and leave them in --output-dir."""
+    required = wheels.required_policy(args)
+    output_dir = inputs.output_dir(args.output_dir or CHECKOUT / "dist")  # checked already (check_dist_wheels)
+    rc = prepare_toolkit(args)
+    if rc:
+        return rc
+    plan = plan_build(args, choose_interpreters(args))
+    if isinstance(plan, int):
+        return plan
+    if args.rocm_version and toolkit.tarball_release(args):
+        if args.dry_run:
+            print(f"# first: the same build with --nobuild (the repository rule fetches the tarball), then "
+                  f"--rocm-version={args.rocm_version} against its manifest (rocm_config.json)", file=sys.stderr)
+        else:
+            rc = check_fetched_toolkit(args, plan.bazel, plan.build_args)
+            if rc:
+                return rc
+    step(1, "building the wheels with Bazel")
+    rc = sandbox.run(plan.command, args.dry_run)
+    if rc and args.mode == "full":
+        full_mode_failed()
+    if rc or args.dry_run:
+        if args.dry_run:
+            print("# then: wheel/wheel_audit.py on the wheels" + (f" (--manylinux={required})" if required else "") +
+                  ", and the same build with --//wheel:platform_tag=" + (f"{required}_x86_64" if required else
+                  "<the policy it certifies>"), file=sys.stderr)
+        return rc
+    paths = wheels.built_wheels(plan.interpreters, plan.workspace)
+    if not paths:
+        print("ci_build dist_wheels: Bazel succeeded but wrote no wheel", file=sys.stderr)
+        return 1
+    built = [wheels.read_wheel(path) for path in paths]  # each wheel's build_info.json, read once
+    if refuse_unlabelled_release(args, built):
+        return 1
+    step(2, "auditing the manylinux policy (ROCm libraries excluded)")
+    tag = audited_tag(paths, required)
+    if tag is None:
+        return 1
+    step(3, f"tagging the wheels {tag}")
+    tag_flag = f"--//wheel:platform_tag={tag}"
+    rc = sandbox.run(plan.command + (full.in_this_module([tag_flag]) if args.mode == "full" else [tag_flag]), dry_run=False)
+    if rc:
+        return rc
+    # The tagged wheels hold the same build_info.json.
+    return report_toolkit(args, built[0].build_info, output_dir) or collect(plan, output_dir)

@@ -117,11 +117,12 @@ def sandbox_run(args: argparse.Namespace, extra_binds: list[str] = ()) -> list[s
     return SANDBOX + ["run", *[a for b in binds for a in ("--bind", b)], "--"]
 
 
-def bazel_flags(args: argparse.Namespace) -> list[str]:
+def bazel_flags(args: argparse.Namespace, configs: tuple[str, ...] = ()) -> list[str]:
     """The Bazel flags every build command shares, spelled as users type them (tools/bazel
     turns --override_repository=xla=DIR into the canonical name Bazel needs); in host mode also
-    the distdir `provision` filled (inside the sandbox, its /etc/bazel.bazelrc names its own)."""
-    flags = toolkit.rocm_flags(args) + [f"--override_repository={name}={path}"
+    the distdir `provision` filled (inside the sandbox, its /etc/bazel.bazelrc names its own).
+    `configs`: as toolkit.rocm_flags."""
+    flags = toolkit.rocm_flags(args, configs) + [f"--override_repository={name}={path}"
                                         for name, path in sorted(sources.source_dirs(args).items())]
     return flags + ([f"--distdir={HOST_DISTDIR}"] if host_mode(args) else [])
 

@@ -96,9 +96,10 @@ def args_rocm_source(args: argparse.Namespace) -> RocmSource:
                        os.environ.get("ROCM_PATH"), getattr(args, "host", False))
 
 
-def rocm_flags(args: argparse.Namespace) -> list[str]:
-    """The flags that configure ROCm: @local_config_rocm's toolkit and the device-code targets."""
-    flags = ["--config=rocm"]
+def rocm_flags(args: argparse.Namespace, configs: tuple[str, ...] = ()) -> list[str]:
+    """The flags that configure ROCm: @local_config_rocm's toolkit and the device-code targets;
+    `configs` (e.g. the host toolchain's) right after --config=rocm, so that they override it."""
+    flags = ["--config=rocm", *(f"--config={c}" for c in configs)]
     if args.amdgpu_targets:
         flags.append(f"--//rocm:amdgpu_targets={args.amdgpu_targets}")
     return flags + list(args_rocm_source(args).flags)
