@@ -331,17 +331,11 @@ def _rpath_substitutions(rctx, config):
         "%{rpath_system}": repr(runpath_linkopts(system)),
     }
 
-def _rocm_configure_impl(rctx):
-    if not _truthy(rctx.getenv("TF_NEED_ROCM", "0")):
-        _write_unconfigured(
-            rctx,
-            reason = "TF_NEED_ROCM is not 1",
-            advice = "add --config=rocm (it sets --repo_env=TF_NEED_ROCM=1); the toolkit comes from ROCM_PATH, THEROCK_URL, or rocm.local()/rocm.therock() in MODULE.bazel",
-        )
-        return
+def _find_toolkit(rctx):
+    """(where the toolkit comes from, the finder's answer for it): find_rocm_config.py computes
+    what the toolkit is, once; fail() names the source and the fix where there is none."""
     description, path, family, archive_url = _toolkit_source(rctx)
-    finder = rctx.path(rctx.attr._finder)
-    args = [_python(rctx), finder]
+    args = [_python(rctx), rctx.path(rctx.attr._finder)]
     requested = rctx.getenv("TF_ROCM_AMDGPU_TARGETS", "")
     if requested.strip():  # else the finder's defaults: JAX's wheel list
         args += ["--require-targets", requested]
@@ -358,33 +352,33 @@ def _rocm_configure_impl(rctx):
             hint = "\n(ROCM_PATH comes from --repo_env or the environment Bazel runs in: fix it, unset it (`unset ROCM_PATH`, or --repo_env=ROCM_PATH= to search the default places), or build with build/ci_build, which mounts it into the sandbox)"
         fail("rocm_configure: no usable ROCm from %s:\n%s%s" % (description, result.stderr.strip(), hint))
     config = json.decode(result.stdout)
-    targets = config["amdgpu_targets"]
-    therock = config.get("therock") or {}
-    device_code = therock.get("device_code_targets") or []
     if config["amdgpu_targets_note"]:  # the defaults did not hold as they are (a TheRock family's)
         # buildifier: disable=print
         print("rocm_configure: %s; change them with --//rocm:amdgpu_targets=... or TF_ROCM_AMDGPU_TARGETS" % config["amdgpu_targets_note"])
+    return description, config
 
-    # Re-run when the toolkit's own version files change (an upgrade in place), and when a
-    # library it lacks is installed (its header appears where the finder looked).
-    if hasattr(rctx, "watch"):
-        for watched in (config["rocm_version_source"].split(" (")[0], config["libraries"]["hip"]["version_source"]):
-            if watched and rctx.path(watched).exists:
-                rctx.watch(watched)
-        for awaited in config["awaited_headers"]:
-            rctx.watch(awaited)
+def _watch_toolkit(rctx, config):
+    """Re-run when the toolkit's own version files change (an upgrade in place), and when a
+    library it lacks is installed (its header appears where the finder looked)."""
+    if not hasattr(rctx, "watch"):
+        return
+    for watched in (config["rocm_version_source"].split(" (")[0], config["libraries"]["hip"]["version_source"]):
+        if watched and rctx.path(watched).exists:
+            rctx.watch(watched)
+    for awaited in config["awaited_headers"]:
+        rctx.watch(awaited)
 
+def _write_rocm_package(rctx, config, description, in_inputs):
+    """rocm/: rocm_config.h and the BUILD file of the libraries, the toolchain and XLA's names."""
     stanzas = []
-    missing = []
     linked_headers = {}  # one symlink per header file: include/ may hold symlink loops
     for name in sorted(config["libraries"]):
         if name in config["missing_libraries"]:
             continue  # a runtime without headers: nothing to compile against
         stanzas.append(_library_stanza(rctx, name, config["libraries"][name], linked_headers))
-    for name in sorted(config["missing_libraries"]):
-        missing.append(_missing_stanza(rctx, name, config["missing_libraries"][name], "%s at %s" % (config["layout"], config["rocm_toolkit_path"])))
+    where = "%s at %s" % (config["layout"], config["rocm_toolkit_path"])
+    missing = [_missing_stanza(rctx, name, config["missing_libraries"][name], where) for name in sorted(config["missing_libraries"])]
     libraries = config["libraries"]
-    in_inputs = toolkit_in_inputs(rctx, config["rocm_toolkit_path"])
     rctx.template("rocm/rocm_config.h", _TEMPLATES["rocm_config_h"], {
         "%{rocm_version_number}": str(config["rocm_version_number"]),
         # XLA's default ROCm root at run time. A toolkit extracted into this output base has
@@ -408,11 +402,15 @@ def _rocm_configure_impl(rctx):
         "%{xla_settings}": _xla_settings(rctx),
     })
     _write_rocm_build_defs(rctx, "hipblaslt" not in config["missing_libraries"], config)
+
+def _write_root_package(rctx, config, in_inputs):
+    """The repository's root BUILD file: its aliases and the HIP toolchain's facts."""
+    named = sorted(config["libraries"].keys() + [n for n in config["missing_libraries"] if n not in config["libraries"]])
     rctx.template("BUILD.bazel", _TEMPLATES["build"], {
         "%{rocm_version}": config["rocm_version"],
         "%{layout}": config["layout"],
         "%{rocm_path}": config["rocm_toolkit_path"],
-        "%{aliases}": _root_aliases(rctx, sorted(config["libraries"].keys() + [n for n in config["missing_libraries"] if n not in config["libraries"]])),
+        "%{aliases}": _root_aliases(rctx, named),
         "%{clang}": repr(config["clang_path"]),
         "%{toolkit_in_inputs}": repr(in_inputs),
         "%{clang_version}": repr(config["clang_version"] or ""),
@@ -421,12 +419,17 @@ def _rocm_configure_impl(rctx):
         "%{device_libs_path}": repr(config["device_libs_path"]),
         "%{supported_amdgpu_targets}": repr(config["amdgpu_targets_supported"]),
     } | _TOOLCHAIN)
+
+def _write_build_defs(rctx, config, description):
+    """build_defs.bzl: what the build's rules and settings read of the configured toolkit."""
+    therock = config.get("therock") or {}
+    device_code = therock.get("device_code_targets") or []
     rctx.template("build_defs.bzl", _TEMPLATES["build_defs"], {
         "%{configured}": "True",
         "%{rocm_version_number}": str(config["rocm_version_number"]),
         "%{rocm_release}": repr(config["rocm_release"]),
         "%{rocm_major}": str(config["rocm_major"]),
-        "%{amdgpu_targets}": repr(targets),
+        "%{amdgpu_targets}": repr(config["amdgpu_targets"]),
         "%{supported_amdgpu_targets}": repr(config["amdgpu_targets_supported"]),
         "%{dist_amdgpu_targets}": repr(device_code),
         "%{dist_allowed_amdgpu_targets}": repr(therock.get("allowed_targets") or []),
@@ -442,12 +445,26 @@ def _rocm_configure_impl(rctx):
         }),
         "%{unconfigured_message}": "None",
     })
-    config["configured"] = True
-    config["source"] = description
 
+def _rocm_configure_impl(rctx):
+    if not _truthy(rctx.getenv("TF_NEED_ROCM", "0")):
+        _write_unconfigured(
+            rctx,
+            reason = "TF_NEED_ROCM is not 1",
+            advice = "add --config=rocm (it sets --repo_env=TF_NEED_ROCM=1); the toolkit comes from ROCM_PATH, THEROCK_URL, or rocm.local()/rocm.therock() in MODULE.bazel",
+        )
+        return
+    description, config = _find_toolkit(rctx)
+    _watch_toolkit(rctx, config)
+    in_inputs = toolkit_in_inputs(rctx, config["rocm_toolkit_path"])
+    _write_rocm_package(rctx, config, description, in_inputs)
+    _write_root_package(rctx, config, in_inputs)
+    _write_build_defs(rctx, config, description)
+
+    # rocm_config.json: the finder's answer, and what this rule made of it. toolkit_in_inputs
     # True: HIP compiles take clang and the device libraries as inputs by relative paths (any
     # worker runs them); False: by absolute paths, which a remote worker's image must match.
-    config["toolkit_in_inputs"] = in_inputs
+    config = config | {"configured": True, "source": description, "toolkit_in_inputs": in_inputs}
     rctx.file("rocm_config.json", json.encode_indent(config) + "\n")
     rctx.file("hip_action_key.json", _hip_action_key(rctx, config))
 
