@@ -183,6 +183,17 @@ def test_the_json_of_a_therock_toolkit_names_its_allowed_targets(tmp_path, capsy
     assert "gfx942" in therock["allowed_targets"] and "gfx90a" not in therock["allowed_targets"]
 
 
+def test_the_answer_is_built_once_and_leaves_the_toolkit_as_found(tmp_path):
+    """answer() is rocm_config.json's whole content; the toolkit's description is not patched."""
+    config = finder.find_rocm_config(make_therock(tmp_path / "therock"))
+    before = config.to_json()
+    found = finder.answer(config, [], list(finder.DEFAULT_AMDGPU_TARGETS), "gfx94X-dcgpu")
+    assert config.to_json() == before
+    assert found["therock"]["family"] == "gfx94X-dcgpu" and found["therock"]["device_code_targets"] == ["gfx942"]
+    assert found["amdgpu_targets"] == ["gfx942"] and found["rocm_version"] == config.rocm_version
+    assert finder.answer(config, ["gfx90a"], [])["amdgpu_targets_origin"] == "requested (TF_ROCM_AMDGPU_TARGETS)"
+
+
 def test_therock_family_from_file_name_when_no_dist_info(tmp_path):
     config = finder.find_rocm_config(make_therock(tmp_path / "t", dist_targets=None))
     url = "https://rocm.nightlies.amd.com/tarball/therock-dist-linux-gfx110X-all-7.10.0a20251120.tar.gz"

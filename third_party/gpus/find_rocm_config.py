@@ -737,60 +737,6 @@ def format_text(config: RocmConfig) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rocm-path", type=Path, help="the toolkit's root (default: search $ROCM_PATH, /opt/rocm, newest /opt/rocm-*, /usr)")
-    p.add_argument("--format", choices=("json", "text"), default="json")
-    p.add_argument("--require-targets", default="", metavar="gfx942,gfx950",
-                   help="the targets the build asked for (TF_ROCM_AMDGPU_TARGETS), recorded as they are: the build "
-                        "checks them at analysis against what this reports (clang's targets, the device code)")
-    p.add_argument("--default-targets", default=",".join(DEFAULT_AMDGPU_TARGETS), metavar="gfx942,gfx950",
-                   help="without --require-targets: the targets wanted by default (default: JAX's wheel list, "
-                        "%(default)s); a TheRock toolkit narrows them to its family's (see default_targets)")
-    p.add_argument("--therock-family", default="", help="TheRock family of the tarball, e.g. gfx94X-dcgpu (declared: "
-                   "rocm.therock(family = ...)); wins over --therock-archive's name")
-    p.add_argument("--therock-archive", default="", metavar="URL",
-                   help="the TheRock tarball the toolkit was extracted from: its file name "
-                        "(therock-dist-linux-<family>-<version>.tar.gz) gives the family")
-    p.add_argument("--library-names", action="store_true",
-                   help="print the names of the libraries this finder knows (JSON list) and exit, searching nothing: "
-                        "@local_config_rocm declares one target each, with ROCm or without")
-    p.add_argument("--unconfigured-targets", default=None, metavar="TF_ROCM_AMDGPU_TARGETS",
-                   help="print the amdgpu targets a build without ROCm records (JSON list: the value's, else "
-                        "JAX's wheel list) and exit, searching nothing")
-    args = p.parse_args(argv)
-    if args.library_names:
-        print(json.dumps([spec.name for spec in LIBRARIES]))
-        return 0
-    if args.unconfigured_targets is not None:
-        print(json.dumps(split_targets(args.unconfigured_targets) or list(DEFAULT_AMDGPU_TARGETS)))
-        return 0
-    try:
-        config = find_rocm_config(args.rocm_path) if args.rocm_path else find_default(dict(os.environ))
-        family = (args.therock_family or therock_family_from_url(args.therock_archive) or
-                  (config.therock or {}).get("family") or "")
-        requested, defaults = split_targets(args.require_targets), split_targets(args.default_targets)
-        choice = choose_targets(config, requested, defaults, family)
-    except RocmNotFound as e:
-        print(f"find_rocm_config: error: {e}", file=sys.stderr)
-        return 1
-    if config.therock is not None:
-        config.therock.update(family=family or None, device_code_targets=choice.device_code_targets,
-                              device_code_source=choice.device_code_source or None,
-                              allowed_targets=allowed_targets(config.amdgpu_targets_supported, choice.device_code_targets))
-    if args.format == "text":
-        print(format_text(config) + f"\n  build targets   {' '.join(choice.targets)}   ({choice.origin})")
-    else:
-        # What the repository rule says when the defaults did not hold as they are.
-        note = "" if requested or choice.targets == defaults else f"amdgpu targets {','.join(choice.targets)} ({choice.origin})"
-        data = json.loads(config.to_json()) | {"amdgpu_targets": choice.targets, "amdgpu_targets_origin": choice.origin,
-                                               "amdgpu_targets_note": note,
-                                               "therock_pip_families": list(THEROCK_PIP_FAMILIES)}
-        print(json.dumps(data, indent=2, sort_keys=True))
-    return 0
-
-
 def unknown_targets(requested: Sequence[str], supported: Sequence[str]) -> list[str]:
     """The requested targets (features such as :xnack+ aside) a toolkit's clang does not know:
     what rocm/private/amdgpu_targets.bzl refuses at analysis, asked before Bazel by ci_build."""
@@ -863,11 +809,75 @@ def choose_targets(config: RocmConfig, requested: Sequence[str], defaults: Seque
 
 
 
+def answer(config: RocmConfig, requested: Sequence[str], defaults: Sequence[str], family: str = "") -> dict:
+    """The finder's whole answer, rocm_config.json's content, built once: the toolkit; for a
+    TheRock toolkit its family (`family` as declared or named by the tarball, else the
+    toolkit's own) and the device code it limits the build to; the build's amdgpu targets
+    (choose_targets) and, where the defaults did not hold as they are, the note the repository
+    rule prints; TheRock's pip families. RocmNotFound where the default targets cannot be built."""
+    family = family or (config.therock or {}).get("family") or ""
+    choice = choose_targets(config, requested, defaults, family)
+    therock = None if config.therock is None else config.therock | {
+        "family": family or None,
+        "device_code_targets": choice.device_code_targets,
+        "device_code_source": choice.device_code_source or None,
+        "allowed_targets": allowed_targets(config.amdgpu_targets_supported, choice.device_code_targets),
+    }
+    note = "" if requested or choice.targets == list(defaults) else f"amdgpu targets {','.join(choice.targets)} ({choice.origin})"
+    return json.loads(config.to_json()) | {"therock": therock, "amdgpu_targets": choice.targets,
+                                           "amdgpu_targets_origin": choice.origin, "amdgpu_targets_note": note,
+                                           "therock_pip_families": list(THEROCK_PIP_FAMILIES)}
+
+
 def suggest_family(targets: Sequence[str]) -> str:
     for family, covered in THEROCK_FAMILIES.items():
         if all(t in covered for t in targets):
             return family
     return "one tarball per family"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rocm-path", type=Path, help="the toolkit's root (default: search $ROCM_PATH, /opt/rocm, newest /opt/rocm-*, /usr)")
+    p.add_argument("--format", choices=("json", "text"), default="json")
+    p.add_argument("--require-targets", default="", metavar="gfx942,gfx950",
+                   help="the targets the build asked for (TF_ROCM_AMDGPU_TARGETS), recorded as they are: the build "
+                        "checks them at analysis against what this reports (clang's targets, the device code)")
+    p.add_argument("--default-targets", default=",".join(DEFAULT_AMDGPU_TARGETS), metavar="gfx942,gfx950",
+                   help="without --require-targets: the targets wanted by default (default: JAX's wheel list, "
+                        "%(default)s); a TheRock toolkit narrows them to its family's (see default_targets)")
+    p.add_argument("--therock-family", default="", help="TheRock family of the tarball, e.g. gfx94X-dcgpu (declared: "
+                   "rocm.therock(family = ...)); wins over --therock-archive's name")
+    p.add_argument("--therock-archive", default="", metavar="URL",
+                   help="the TheRock tarball the toolkit was extracted from: its file name "
+                        "(therock-dist-linux-<family>-<version>.tar.gz) gives the family")
+    p.add_argument("--library-names", action="store_true",
+                   help="print the names of the libraries this finder knows (JSON list) and exit, searching nothing: "
+                        "@local_config_rocm declares one target each, with ROCm or without")
+    p.add_argument("--unconfigured-targets", default=None, metavar="TF_ROCM_AMDGPU_TARGETS",
+                   help="print the amdgpu targets a build without ROCm records (JSON list: the value's, else "
+                        "JAX's wheel list) and exit, searching nothing")
+    args = p.parse_args(argv)
+    if args.library_names:
+        print(json.dumps([spec.name for spec in LIBRARIES]))
+        return 0
+    if args.unconfigured_targets is not None:
+        print(json.dumps(split_targets(args.unconfigured_targets) or list(DEFAULT_AMDGPU_TARGETS)))
+        return 0
+    try:
+        config = find_rocm_config(args.rocm_path) if args.rocm_path else find_default(dict(os.environ))
+        family = args.therock_family or therock_family_from_url(args.therock_archive)
+        found = answer(config, split_targets(args.require_targets), split_targets(args.default_targets), family)
+    except RocmNotFound as e:
+        print(f"find_rocm_config: error: {e}", file=sys.stderr)
+        return 1
+    if args.format == "text":
+        print(format_text(config) + f"\n  build targets   {' '.join(found['amdgpu_targets'])}   "
+              f"({found['amdgpu_targets_origin']})")
+    else:
+        print(json.dumps(found, indent=2, sort_keys=True))
+    return 0
 
 
 if __name__ == "__main__":
