@@ -7,7 +7,9 @@ from pathlib import Path
 
 from python.runfiles import runfiles
 
-MODULES = ("_hybrid", "_linalg", "_prng", "_rnn", "_solver", "_sparse", "_triton", "rocm_plugin_extension")
+MODULES = sys.argv[1:]  # jaxlib/rocm/modules.bzl's PLUGIN_MODULES, from the BUILD file
+if not MODULES:
+    sys.exit("extensions_test: no module names given (the BUILD file passes PLUGIN_MODULES as args)")
 suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
 directory = Path(runfiles.Create().Rlocation(f"_main/jaxlib/rocm/_prng{suffix}")).parent
 sys.path.insert(0, str(directory))

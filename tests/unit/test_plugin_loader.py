@@ -445,3 +445,16 @@ def test_failing_ffi_registrations_are_one_warning(plugin, fake_jax, site, tmp_p
     plugin.initialize({"JAX_ROCM_GPU_COUNT": "1"}, tmp_path)
     [message] = warnings_of(caplog)
     assert message.startswith("jax_rocm7: 5 FFI registration(s) failed, the first: ") and len(fake_jax.plugins) == 1
+
+
+def test_the_loaders_module_list_is_the_builds():
+    """EXTENSION_MODULES (what the installed loader imports) names exactly the modules the wheel
+    rule packs (jaxlib/rocm/modules.bzl, plain assignments that Python reads as well)."""
+    import ast
+
+    build: dict = {}
+    exec(compile((CHECKOUT / "jaxlib/rocm/modules.bzl").read_text(), "modules.bzl", "exec"), build)
+    tree = ast.parse((CHECKOUT / "jax_plugins/rocm/__init__.py").read_text())
+    loader = next(ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+                  and any(getattr(t, "id", None) == "EXTENSION_MODULES" for t in node.targets))
+    assert loader and sorted(loader) == sorted(build["PLUGIN_MODULES"])
