@@ -31,8 +31,6 @@ SANDBOX = [sys.executable, str(CHECKOUT / "tools" / "sandbox.py")]
 # (and added back later, laid out for @jax): the deleting commit's parent is the baseline.
 STAND_IN_FILE = "examples/jax/jaxlib/gpu/prng.cc"
 TARGET = "//jaxlib/rocm:rocm_extensions"
-# The sandbox mounts these already; another tree is bound into it.
-MOUNTED = (CHECKOUT, CHECKOUT.parent / "shared", Path("/tmp"))
 
 
 def git(*args: str) -> str:
@@ -47,8 +45,8 @@ def baseline_commit() -> str:
 
 
 def binds(tree: Path) -> list[str]:
-    folder = tree if tree.is_dir() else tree.parent
-    return [] if any(folder == m or m in folder.parents for m in MOUNTED) else ["--bind", str(folder)]
+    """The tree's folder bound into the sandbox (sandbox.py leaves out what it mounts anyway)."""
+    return ["--bind", str(tree if tree.is_dir() else tree.parent)]
 
 
 def cold_build(workspace: Path, flags: list[str], output_base: Path, extra: list[str] = ()) -> float:

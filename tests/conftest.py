@@ -91,15 +91,10 @@ def jax_tree() -> Path:
 
 
 def sandbox_binds(*paths: Path) -> list[str]:
-    """`sandbox.py run` arguments mounting these trees (an archive: its folder) when they are
-    outside what the sandbox mounts anyway (the checkout, ../shared, /tmp)."""
-    mounted = (CHECKOUT, CHECKOUT.parent / "shared", Path("/tmp"))
-    binds = []
-    for path in paths:
-        folder = path if path.is_dir() else path.parent
-        if not any(folder == m or m in folder.parents for m in mounted) and str(folder) not in binds:
-            binds.append(str(folder))
-    return [a for b in binds for a in ("--bind", b)]
+    """`sandbox.py run` arguments mounting these trees (an archive: its folder); sandbox.py leaves
+    out those it mounts anyway (the checkout, /tmp)."""
+    folders = dict.fromkeys(str(path if path.is_dir() else path.parent) for path in paths)
+    return [a for folder in folders for a in ("--bind", folder)]
 
 
 def load_module(name: str, path: Path):

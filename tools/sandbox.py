@@ -242,7 +242,8 @@ def parser() -> argparse.ArgumentParser:
             "  tools/sandbox.py run --bind /srv/src -- make -C /srv/src   # another host folder\n"
             "  tools/sandbox.py info\n\n"
             f"Caches live under ${{XDG_CACHE_HOME:-~/.cache}}/jax-rocm-build (now {Paths.default().cache}).\n"
-            "Inside `run`: this checkout, ../shared, /tmp and the current directory at their own paths;\n"
+            "Inside `run`: this checkout, /tmp and the current directory at their own paths (a --bind below\n"
+            "them adds nothing); "
             "the host's CA bundle, resolv.conf and pip settings; environment: " + ", ".join(PASS_ENV[:6]) +
             ", proxies and " + " ".join(p + "*" for p in PASS_ENV_PREFIXES) + ".\n"
             "Exit status of `run` is the command's; 125 means the sandbox itself failed."

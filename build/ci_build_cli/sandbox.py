@@ -108,11 +108,10 @@ def checkout_lock(command: str):
 
 def sandbox_run(args: argparse.Namespace, extra_binds: list[str] = ()) -> list[str]:
     """`sandbox.py run` with the host folders the build reads mounted: source trees given
-    with --xla-source-dir/--jax-source-dir and the ROCm toolkit (the checkout and /tmp are
-    mounted already)."""
-    mounted = (CHECKOUT, CHECKOUT.parent / "shared", Path("/tmp"))
+    with --xla-source-dir/--jax-source-dir and the ROCm toolkit (sandbox.py leaves out those it
+    mounts anyway: the checkout, /tmp)."""
     trees = [p if p.is_dir() else p.parent for p in sources.source_dirs(args).values()]  # an archive: its folder
-    binds = [str(p) for p in trees if not any(p == m or m in p.parents for m in mounted)]
+    binds = [str(p) for p in trees if not (p == CHECKOUT or CHECKOUT in p.parents)]
     binds += [b for b in [*extra_binds, *toolkit.args_rocm_source(args).binds] if b not in binds]
     return SANDBOX + ["run", *[a for b in binds for a in ("--bind", b)], "--"]
 

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -332,6 +333,21 @@ def test_an_extra_folder_behind_a_link_is_mounted_at_the_link_and_at_its_target(
         real.parent.rmdir()
     extra = [(b.source, b.target) for b in binds if b.source == real]
     assert extra == [(real, str(link)), (real, str(real))]
+
+
+def test_a_folder_the_sandbox_mounts_anyway_is_not_mounted_again(tmp_path, monkeypatch):
+    """Callers pass every folder a command needs; run_binds leaves out those below the checkout
+    and /tmp, which every run mounts (and mounts nothing of the checkout's parent)."""
+    monkeypatch.delenv("ROCM_PATH", raising=False)
+    below_tmp = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        binds = environment.run_binds(cache.Paths.default(), [below_tmp, environment.CHECKOUT / "examples"], Path("/"))
+    finally:
+        below_tmp.rmdir()
+    targets = [b.target for b in binds]
+    assert str(below_tmp) not in targets and str(environment.CHECKOUT / "examples") not in targets
+    assert targets.count("/tmp") == 1 and targets.count(str(environment.CHECKOUT)) == 1
+    assert str(environment.CHECKOUT.parent / "shared") not in targets
 
 
 # ---- output bases of deleted checkouts ----------------

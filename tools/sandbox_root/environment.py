@@ -1,7 +1,7 @@
 """What a command inside the root sees: its mounts and its environment.
 
-The checkout (and ../shared, /tmp, the current directory, the folder an ambient
-ROCM_PATH names) at their own paths,
+The checkout (and /tmp, the current directory, the folder an ambient ROCM_PATH names) at
+their own paths,
 Bazel's output root, distdir and action cache from the cache, the host's CA bundle and pip
 settings, a generated /etc/bazel.bazelrc that resolves modules offline, and a
 bazel launcher that runs a workspace's tools/bazel as bazelisk does.
@@ -158,11 +158,11 @@ def run_binds(paths: Paths, extra: Sequence[Path], cwd: Path, disk_cache: Path |
     if ca is not None:
         binds.append(Bind(ca, "/etc/ssl/certs/ca-certificates.crt", readonly=True))
     binds += pip_binds(dict(os.environ))
-    shared = CHECKOUT.parent / "shared"
-    mounted = [CHECKOUT] + ([shared] if shared.is_dir() else [])
+    mounted = [CHECKOUT]
     if not any(cwd == m or m in cwd.parents for m in mounted + [Path("/tmp")]) and cwd != Path("/"):
         mounted.append(cwd)
     binds += [Bind(p, str(p)) for p in dict.fromkeys(mounted)]
+    mounted.append(Path("/tmp"))  # a standard bind: a folder below it is there already
     # Extra folders at the path given (a symlink such as /opt/rocm -> /opt/rocm-7.2.4 stays
     # /opt/rocm inside) and, when that is a link, also at the path it resolves to.
     targets = {str(b.target) for b in binds}
