@@ -268,14 +268,16 @@ def test_jaxlib_registers_exactly_the_targets_of_jaxs_modules_in_our_wheel(jax_v
             assert set(entry["jaxlib_rocm"]) == set().union(*(report[m]["ours"] for m in together)), module
 
 
-def test_our_modules_register_what_the_published_plugin_wheel_registers(jax_venv, jax_kind, tmp_path):
+def test_our_modules_register_what_the_published_plugin_wheel_registers(jax_venv, venv_python, jax_kind, tmp_path):
     """The published jax_rocm7_plugin 0.10.2 (PyPI), imported beside ours: same FFI targets per module
     (JAX's own modules; examples/jax's stand-ins register fewer, all of them the published names)."""
     download = in_venv(jax_venv, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(tmp_path),
                        "jax-rocm7-plugin==0.10.2")
-    published = sorted(tmp_path.glob("jax_rocm7_plugin-0.10.2-cp314-*.whl"))
-    if download.returncode != 0 or not published:
+    tag = "cp" + venv_python.replace(".", "")  # pip downloads the wheel for the venv's Python
+    published = sorted(tmp_path.glob(f"jax_rocm7_plugin-0.10.2-{tag}-*.whl"))
+    if download.returncode != 0:
         pytest.skip(f"the published jax-rocm7-plugin 0.10.2 wheel could not be downloaded: {download.stderr[-300:]}")
+    assert published, f"pip downloaded no {tag} wheel of jax-rocm7-plugin 0.10.2: {sorted(p.name for p in tmp_path.iterdir())}"
     with zipfile.ZipFile(published[0]) as z:
         z.extractall(tmp_path / "published")
     code = f"""
