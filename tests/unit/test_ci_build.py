@@ -266,6 +266,8 @@ def test_a_real_jax_tree_gives_its_release_and_is_passed_on():
     tree = require_jax_tree()
     version, commit = sources.jax_tree_identity(tree)
     assert re.fullmatch(r"\d+\.\d+\.\d+", version or ""), version
+    if (tree / ".git").exists():  # git gives a checkout's commit: it must be found
+        assert commit and len(commit) == 40, commit
     if version == "0.10.2" and commit:
         assert commit == "990e6a0b84138346e6a38785412f36356e0e5dc3"
     flags = sandbox.bazel_flags(args(f"--jax-source-dir={tree}"))
@@ -1271,16 +1273,17 @@ def test_the_sandbox_run_no_ensure_fails_where_there_is_none_and_writes_nothing(
     assert not list(tmp_path.iterdir())
 
 
-def test_a_cache_folder_that_cannot_be_written_is_one_line(tmp_path):
+def test_a_cache_folder_that_cannot_be_written_is_one_line(tmp_path, monkeypatch):
     inputs.cache_dir(tmp_path / "new" / "jax-rocm-build")  # makeable: fine, and not made by the check
     assert not (tmp_path / "new").exists()
     (tmp_path / "file").write_text("")
     with pytest.raises(inputs.InputError, match=r"cannot be written: .*/file is not a writable folder; set XDG_CACHE_HOME"):
         inputs.cache_dir(tmp_path / "file" / "jax-rocm-build")
-    if os.geteuid() != 0:  # root writes into a read-only folder anyway
-        (tmp_path / "ro").mkdir(mode=0o555)
-        with pytest.raises(inputs.InputError, match=r"/ro is not a writable folder"):
-            inputs.cache_dir(tmp_path / "ro" / "jax-rocm-build")
+    # A read-only folder, as an ordinary user sees it (root's os.access says yes to any folder).
+    (tmp_path / "ro").mkdir(mode=0o555)
+    monkeypatch.setattr(inputs.os, "access", lambda path, mode: os.stat(path).st_mode & 0o200 != 0)
+    with pytest.raises(inputs.InputError, match=r"/ro is not a writable folder"):
+        inputs.cache_dir(tmp_path / "ro" / "jax-rocm-build")
 
 
 def test_the_sandbox_says_in_one_line_that_it_cannot_write_its_cache(tmp_path):

@@ -87,7 +87,9 @@ def test_child_environment_pairs_rocr_and_hip_like_upstream_ci():
 
 
 def wrapper(tmp_path: Path, *command: str, count: int = 1, extra: tuple[str, ...] = ()) -> subprocess.Popen:
-    env = dict(os.environ, JAX_ROCM_GPU_COUNT=str(count), JAX_ROCM_GPU_LOCK_DIR=str(tmp_path / "locks"))
+    # Nothing of a GPU host's own settings (a suite run under pytest-rocm) reaches the wrapper.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_ROCM_", "ROCR_", "HIP_", "TF_GPU_"))}
+    env |= {"JAX_ROCM_GPU_COUNT": str(count), "JAX_ROCM_GPU_LOCK_DIR": str(tmp_path / "locks")}
     # A new session, like a Bazel test: killing the test kills its whole process group.
     return subprocess.Popen([sys.executable, str(GPU_SLOT), *extra, *command], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)

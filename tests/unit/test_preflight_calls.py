@@ -110,7 +110,9 @@ def test_the_probe_makes_each_call_in_a_package_of_its_own():
         assert probe.files[f"{package}/BUILD.bazel"].endswith('load(":probe.bzl", "probe")\n\nprobe()\n')
         if call.top_level_of_bzl:
             assert f"_RESULT = {call.source('_callee')}" in bzl
+    assert any(c.top_level_of_bzl for c in probe.call_packages.values()), "no call at a .bzl file's top level"
     analysis = probe.files["analysis/BUILD.bazel"].splitlines()
+    assert probe.analysis_lines
     for line, target in probe.analysis_lines.items():
         assert f'name = "{target}"' in analysis[line - 1]
     assert probe.analysis_targets["select0"] == ("select", "@local_config_rocm//rocm:using_hipcc")

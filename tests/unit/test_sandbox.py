@@ -391,13 +391,20 @@ def test_prune_deletes_orphans_and_says_what_it_freed(tmp_path):
     assert "pruned 0 output base(s)" in again.stderr and kept.is_dir()
 
 
-def test_a_layers_commands_run_after_its_packages_and_stop_at_the_first_failure(tmp_path):
+def test_a_layers_commands_run_after_its_packages_and_stop_at_the_first_failure(tmp_path, monkeypatch):
     paths = cache.Paths(tmp_path)
     spec = build.install_spec(tmp_path / "root", paths, layers.PYTHON_313)
     script = spec.argv[-1]
     assert script.startswith("set -e; ") and script.index("apt-get install") < script.index("--require-hashes")
     assert "python3.13-dev" in script and layers.NUMPY_313 in script
-    # pip trusts the host's CA bundle (a TLS-inspecting proxy), apt the root's own.
-    if environment.host_ca_bundle() is not None:
-        assert spec.env["PIP_CERT"] == build.HOST_CA and any(b.target == build.HOST_CA for b in spec.binds)
+    # pip trusts the host's CA bundle (a TLS-inspecting proxy), apt the root's own; a host
+    # without a bundle gives pip none. Both cases, whatever this host has.
+    monkeypatch.delenv("PIP_CERT", raising=False)  # sandbox_env passes PIP_* through
+    ca = tmp_path / "ca.crt"
+    ca.write_text("")
+    monkeypatch.setattr(build, "host_ca_bundle", lambda: ca)
+    spec = build.install_spec(tmp_path / "root", paths, layers.PYTHON_313)
+    assert spec.env["PIP_CERT"] == build.HOST_CA and any(b.source == ca and b.target == build.HOST_CA for b in spec.binds)
     assert build.install_spec(tmp_path / "root", paths, layers.BASE).env.get("PIP_CERT") != build.HOST_CA
+    monkeypatch.setattr(build, "host_ca_bundle", lambda: None)
+    assert "PIP_CERT" not in build.install_spec(tmp_path / "root", paths, layers.PYTHON_313).env

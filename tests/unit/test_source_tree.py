@@ -140,7 +140,7 @@ def test_examples_jax_is_a_stand_in_tree_with_every_file_jaxlib_rocm_compiles(tm
     """examples/jax is laid out like JAX's tree: the same BUILD path compiles it, and it says
     it is a stand-in (its marker) of the pinned release (its jax/version.py)."""
     wanted = files_jaxlib_rocm_compiles_from_jax()
-    assert len(wanted) == 21 and "jaxlib/cpu/lapack_kernels.cc" in wanted
+    assert {"jaxlib/cpu/lapack_kernels.cc", "jaxlib/gpu/prng.cc", "jaxlib/gpu/solver_kernels_ffi.cc"} <= wanted
     info = st.lay_out(EXAMPLES_JAX, tmp_path / "out", st.DEFAULT_DIRS, None, None)
     assert (info.stand_in, info.version, info.origin) == (True, "0.10.2", "local checkout")
     files = laid_out(tmp_path / "out")

@@ -17,6 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 from tests.conftest import CHECKOUT, load_module
@@ -34,7 +35,6 @@ HOST_LIBRARIES = ("/usr/lib/x86_64-linux-gnu/libz.so.1*", "/lib/x86_64-linux-gnu
 
 @pytest.fixture(scope="module")
 def policies():
-    pytest.importorskip("auditwheel")
     return wa.load_policies()
 
 
@@ -147,9 +147,6 @@ def test_unknown_policy_is_refused(tmp_path, policies):
 def libc_needs(path: str) -> dict:
     """What the ELF file's .gnu.version_r says it needs from libc.so.6, read with pyelftools
     directly (not with the code under test): {"versions": {GLIBC_...}, "undefined": {symbol names}}."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-
     try:
         with open(path, "rb") as f:
             if f.read(4) != b"\x7fELF":
@@ -170,7 +167,6 @@ def libc_needs(path: str) -> dict:
 @pytest.fixture(scope="module")
 def host_library() -> Path:
     """A shared library of this host that imports versioned symbols from libc."""
-    pytest.importorskip("elftools")
     for pattern in HOST_LIBRARIES:
         for path in sorted(glob.glob(pattern))[:50]:
             if libc_needs(path):
@@ -220,8 +216,7 @@ def test_symbol_uses_of_a_real_library(real_wheel, host_library):
 
 
 def test_versioned_imports_needs_an_elf_file():
-    exceptions = pytest.importorskip("elftools.common.exceptions")
-    with pytest.raises(exceptions.ELFError):
+    with pytest.raises(ELFError):
         wa.versioned_imports(b"not an ELF file at all")
 
 
