@@ -39,6 +39,7 @@ import pytest
 
 from tests.conftest import CHECKOUT, EXAMPLES_JAX, PRIVATE_MOUNTS, jax_tree_from_env, load_module, sandbox
 from tests.infra.host_venv import JAX, make_host_venv
+from tests.infra.plugin_modules import plugin_modules
 
 # JAX's tree for the plugin wheel: the stand-in tree, or a real one (JAX_ROCM_TEST_JAX_TREE): what the
 # ROCm layouts are tested with does not depend on it.
@@ -49,6 +50,7 @@ pytestmark = [
 ]
 
 SANDBOX_PYTHON = "/usr/bin/python3.14"
+MODULES = plugin_modules()  # jaxlib/rocm/modules.bzl
 FAMILY_PACKAGE = "_rocm_sdk_libraries_gfx94X_dcgpu"
 # TheRock's _rocm_sdk_core holds the runtime; the math libraries go in the family's package.
 CORE = ("libamdhip64.so", "libhsa-runtime64.so", "libamd_comgr.so", "libhiprtc.so", "librocm-core.so", "libroctx64.so",
@@ -87,7 +89,7 @@ def modules(wheels, tmp_path_factory) -> list[Path]:
         with zipfile.ZipFile(wheel) as z:
             z.extractall(out)
     found = sorted(out.rglob("*.so"))
-    assert len(found) == 9, found  # eight modules and xla_rocm_plugin.so
+    assert len(found) == len(MODULES) + 1, found  # the modules and xla_rocm_plugin.so
     return found
 
 
@@ -174,7 +176,7 @@ def host_venv(wheels, tmp_path_factory) -> tuple[Path, Path]:
 
 def installed_modules(site: Path) -> list[Path]:
     found = sorted((site / "jax_rocm7_plugin").glob("*.so")) + sorted((site / "jax_plugins" / "xla_rocm7").glob("*.so"))
-    assert len(found) == 9, found
+    assert len(found) == len(MODULES) + 1, found
     return found
 
 
@@ -272,7 +274,7 @@ LOAD_ALL = r"""
 import ctypes, importlib, json, pathlib, sys
 import jax_plugins.xla_rocm7 as pjrt
 loaded, failed = [], {}
-for name in ("rocm_plugin_extension", "_linalg", "_prng", "_solver", "_sparse", "_hybrid", "_rnn", "_triton"):
+for name in %(modules)r:
     try:
         importlib.import_module("jax_rocm7_plugin." + name); loaded.append(name)
     except ImportError as e:
@@ -280,7 +282,7 @@ for name in ("rocm_plugin_extension", "_linalg", "_prng", "_solver", "_sparse", 
 ctypes.CDLL(str(pathlib.Path(pjrt.__file__).with_name("xla_rocm_plugin.so"))); loaded.append("xla_rocm_plugin.so")
 maps = sorted({line.split()[-1] for line in open("/proc/self/maps") if ".so" in line.split()[-1]})
 print(json.dumps({"loaded": loaded, "failed": failed, "maps": maps}))
-"""
+""" % {"modules": tuple(MODULES)}
 
 
 def load_in_sandbox(python: Path, script: list[str]) -> dict:
@@ -301,7 +303,7 @@ def test_sandbox_with_therocks_pip_packages_every_module_loads_rocm_from_the_ven
     finally:
         for package in ("_rocm_sdk_core", FAMILY_PACKAGE):
             shutil.rmtree(site / package)
-    assert report["failed"] == {} and len(report["loaded"]) == 9, report["failed"]
+    assert report["failed"] == {} and len(report["loaded"]) == len(MODULES) + 1, report["failed"]
     mapped = rocm_maps(report["maps"])
     assert set(mapped) == set(rocm_layout["sonames"]), mapped
     for soname, path in mapped.items():
@@ -313,7 +315,7 @@ def test_sandbox_with_opt_rocm_every_module_loads_rocm_from_there(sandbox_venv, 
     python, site = sandbox_venv
     tree = opt_rocm(tmp_path, rocm_layout)
     report = load_in_sandbox(python, namespace_script([str(python), "-c", LOAD_ALL], tree, [], propagation="unchanged"))
-    assert report["failed"] == {} and len(report["loaded"]) == 9, report["failed"]
+    assert report["failed"] == {} and len(report["loaded"]) == len(MODULES) + 1, report["failed"]
     mapped = rocm_maps(report["maps"])
     assert set(mapped) == set(rocm_layout["sonames"]), mapped
     for soname, path in mapped.items():

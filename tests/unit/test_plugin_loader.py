@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CHECKOUT, CPU_NODE as CPU, gpu_node as gpu, kfd_tree
+from tests.infra.plugin_modules import plugin_modules
 
 pytestmark = pytest.mark.unit
 
@@ -449,12 +450,10 @@ def test_failing_ffi_registrations_are_one_warning(plugin, fake_jax, site, tmp_p
 
 def test_the_loaders_module_list_is_the_builds():
     """EXTENSION_MODULES (what the installed loader imports) names exactly the modules the wheel
-    rule packs (jaxlib/rocm/modules.bzl, plain assignments that Python reads as well)."""
+    rule packs (jaxlib/rocm/modules.bzl)."""
     import ast
 
-    build: dict = {}
-    exec(compile((CHECKOUT / "jaxlib/rocm/modules.bzl").read_text(), "modules.bzl", "exec"), build)
     tree = ast.parse((CHECKOUT / "jax_plugins/rocm/__init__.py").read_text())
     loader = next(ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
                   and any(getattr(t, "id", None) == "EXTENSION_MODULES" for t in node.targets))
-    assert loader and sorted(loader) == sorted(build["PLUGIN_MODULES"])
+    assert loader and sorted(loader) == sorted(plugin_modules())
