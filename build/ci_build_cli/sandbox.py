@@ -70,12 +70,26 @@ def provision(args: argparse.Namespace, rocm: str) -> int:
     return rc or pypi_rc or run(PREFETCH, args.dry_run)
 
 
+def damaged_outputs_hint(rc: int, cmd: list[str]) -> str | None:
+    """After a Bazel build or test that failed (exit 1: an action failed), the way out of a
+    damaged output base, whose stale file would fail every rerun the same way."""
+    verb = next((w for w in ("build", "test") if w in cmd), None)
+    if rc != 1 or verb is None:
+        return None
+    clean = shlex.join(cmd[:cmd.index(verb)] + ["clean", "--expunge"])
+    return (f"if it fails the same way again with nothing changed, this checkout's Bazel outputs may be damaged: "
+            f"`{clean}` starts them afresh (the shared action cache keeps the rebuild short)")
+
+
 def run_steps(name: str, steps: list[list[str]], dry_run: bool) -> int:
     t0 = time.monotonic()
     for cmd in steps:
         rc = run(cmd, dry_run)
         if rc != 0:
             print(f"ci_build {name}: failed (exit {rc}) at: {shlex.join(cmd)}", file=sys.stderr)
+            hint = damaged_outputs_hint(rc, cmd)
+            if hint:
+                print(f"ci_build {name}: {hint}", file=sys.stderr)
             return rc
     if not dry_run:
         print(f"ci_build {name}: OK in {time.monotonic() - t0:.1f} s", file=sys.stderr)

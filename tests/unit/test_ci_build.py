@@ -1334,3 +1334,11 @@ def test_unknown_targets_ignore_features():
     finder = dist_wheels.finder
     assert finder.unknown_targets(["gfx90a:xnack+", "gfx942", "gfx9999"], ["gfx90a", "gfx942"]) == ["gfx9999"]
     assert finder.unknown_targets([], ["gfx942"]) == []
+
+
+def test_a_failed_build_says_how_to_start_bazels_outputs_afresh():
+    cmd = sandbox.SANDBOX + ["run", "--bind", "/opt/x", "--", "bazel", "build", "--config=rocm", "//:jax_rocm_wheels"]
+    hint = sandbox.damaged_outputs_hint(1, cmd)
+    assert hint and f"`{' '.join(sandbox.SANDBOX)} run --bind /opt/x -- bazel clean --expunge`" in hint
+    assert sandbox.damaged_outputs_hint(2, cmd) is None  # a command-line error: nothing of the outputs
+    assert sandbox.damaged_outputs_hint(1, ["git", "pull"]) is None
