@@ -28,7 +28,7 @@ from sandbox_root import SandboxError, fmt_secs, log
 from sandbox_root.cache import Paths, flock, try_flock_exclusive
 from sandbox_root.environment import host_ca_bundle, sandbox_env, standard_binds
 from sandbox_root.layers import PROFILES, REQUIRED_FREE_GB, STAMP, SUITE, Layer, Plan, Stamp, layers_of, plan, root_id, stamp_for
-from sandbox_root.namespaces import NO_SANDBOX, Bind, Enter, enter, rootless_maps
+from sandbox_root.namespaces import NO_SANDBOX, Bind, Enter, enter, rootless, rootless_maps
 
 
 def read_stamp(root: Path) -> Stamp | None:
@@ -203,10 +203,6 @@ def install_spec(root: Path, paths: Paths, layer: Layer) -> Enter:
 
 
 HOST_CA = "/run/jax-rocm-build/host-ca.crt"
-
-
-def rootless() -> bool:
-    return os.geteuid() != 0
 
 
 def on_root_files(argv: Sequence[str], what: str) -> None:

@@ -116,6 +116,11 @@ def _read(path: str) -> str:
 NO_SANDBOX = "or build with your own Bazel and ROCm, no sandbox: build/ci_build --host (docs/host-mode.md)"
 
 
+def rootless() -> bool:
+    """Whether this process lacks root: the sandbox then runs in a user namespace of its own."""
+    return os.geteuid() != 0
+
+
 def rootless_maps() -> tuple[IdMap, IdMap]:
     """The uid and gid maps of a rootless sandbox, or a SandboxError saying what is missing."""
     uid, gid = os.geteuid(), os.getegid()
@@ -296,7 +301,7 @@ def enter(spec: Enter) -> int:
     """
     if spec.root is not None and not Path(spec.root, "proc").is_dir():
         raise SandboxError(f"sandbox root {spec.root} has no /proc: it is corrupted; run `tools/sandbox.py clean` then `ensure`")
-    maps = rootless_maps() if os.geteuid() != 0 else None
+    maps = rootless_maps() if rootless() else None
     read_fd, write_fd = os.pipe()
     ready_r, ready_w = os.pipe()
     go_r, go_w = os.pipe()
