@@ -649,3 +649,11 @@ def test_a_tarballs_family_checks_the_requested_targets():
 @pytest.mark.parametrize("name", ["https://example.com/rocm.tar.gz", "/opt/therock", "therock-dist-linux-gfx999Z-weird-7.10.0.tar.gz"])
 def test_a_name_without_a_known_family_says_nothing(name):
     assert finder.tarball_targets(name) is None
+
+
+def test_every_tarball_family_has_its_pip_package_on_the_runpath():
+    """A wheel built against a family's tarball finds that family's pip package at run time:
+    THEROCK_PIP_FAMILIES (the RUNPATH's order, which also holds single-target packages) names
+    every tarball family."""
+    assert set(finder.THEROCK_FAMILIES) <= set(finder.THEROCK_PIP_FAMILIES)
+    assert len(set(finder.THEROCK_PIP_FAMILIES)) == len(finder.THEROCK_PIP_FAMILIES), "a family twice on the RUNPATH"
