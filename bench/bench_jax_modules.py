@@ -1,16 +1,13 @@
 #!/usr/bin/env python3
-"""What compiling JAX's FFI modules through @jax costs, against the old examples/jax stand-ins.
+"""What compiling JAX's own files for its ROCm modules costs, against this project's stand-ins.
 
-    python3 bench/bench_jax_modules.py [--targets gfx942] [--jax PATH] [--skip-build]
+    python3 bench/bench_jax_modules.py --jax PATH [--targets gfx942] [--skip-build]
 
-Same run, same machine, each build cold in an output base of its own (the repository
-cache is shared, so no download is timed):
-  baseline  //jaxlib/rocm:rocm_extensions at the last commit whose examples/jax held all
-            eight stand-in modules as its own Bazel packages, before //jaxlib/rocm compiled
-            @jax's files (a detached worktree of this checkout's history)
-  current   the same target here through @jax, abseil built from source included: from
-            --jax PATH (a JAX checkout or archive; default $JAX_ROCM_TEST_JAX_TREE, else
-            examples/jax, this project's stand-in tree laid out like JAX's)
+Same run, same machine, the same target (//jaxlib/rocm:rocm_extensions) through @jax, each
+build cold in an output base of its own (no action cache; the repository cache is shared, so
+no download is timed):
+  baseline  @jax from examples/jax, this project's stand-in tree laid out like JAX's
+  current   @jax from --jax PATH (a JAX checkout or archive; default $JAX_ROCM_TEST_JAX_TREE)
 Then the plugin wheel against the published jax_rocm7_plugin 0.10.2 for cp311 (PyPI, 3.8 MB):
 ours is dist/'s cp311 wheel (the README's main job writes it), module by module.
 """
@@ -27,21 +24,7 @@ from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 SANDBOX = [sys.executable, str(CHECKOUT / "tools" / "sandbox.py")]
-# A file the old stand-in tree had, deleted when //jaxlib/rocm began compiling @jax's files
-# (and added back later, laid out for @jax): the deleting commit's parent is the baseline.
-STAND_IN_FILE = "examples/jax/jaxlib/gpu/prng.cc"
 TARGET = "//jaxlib/rocm:rocm_extensions"
-
-
-def git(*args: str) -> str:
-    return subprocess.run(["git", "-C", str(CHECKOUT), *args], check=True, capture_output=True, text=True).stdout.strip()
-
-
-def baseline_commit() -> str:
-    deleted_in = git("log", "-n1", "--diff-filter=D", "--format=%H", "HEAD", "--", STAND_IN_FILE)
-    if not deleted_in:
-        raise SystemExit(f"bench_jax_modules: no commit removed {STAND_IN_FILE}; is this a full clone (git fetch --unshallow)?")
-    return git("rev-parse", deleted_in + "^")
 
 
 def binds(tree: Path) -> list[str]:
@@ -80,31 +63,23 @@ def published_wheel(dest: Path) -> Path | None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--targets", default="gfx942", help="amdgpu targets of both builds (default: %(default)s)")
-    parser.add_argument("--jax", type=Path, default=Path(os.environ.get("JAX_ROCM_TEST_JAX_TREE") or CHECKOUT / "examples" / "jax"),
-                        help="JAX checkout or archive for the current build (default: $JAX_ROCM_TEST_JAX_TREE, else "
-                             "examples/jax: %(default)s)")
+    parser.add_argument("--jax", type=Path, default=os.environ.get("JAX_ROCM_TEST_JAX_TREE"),
+                        help="JAX checkout or archive for the current build (default: $JAX_ROCM_TEST_JAX_TREE)")
     parser.add_argument("--skip-build", action="store_true", help="only compare the wheel sizes")
     args = parser.parse_args(argv)
-    common = ["--config=rocm", f"--//rocm:amdgpu_targets={args.targets}"]
+    common = ["--config=rocm", f"--//rocm:amdgpu_targets={args.targets}", f"--override_repository=xla={CHECKOUT}/examples/xla"]
 
     if not args.skip_build:
-        commit = baseline_commit()
+        if args.jax is None:
+            parser.error("--jax PATH (or JAX_ROCM_TEST_JAX_TREE): the JAX tree to compare with examples/jax")
+        jax = Path(args.jax).expanduser().resolve()
         with tempfile.TemporaryDirectory(prefix="bench-jax-modules-", dir="/tmp") as tmp:
             tmp = Path(tmp)
-            baseline = tmp / "baseline"
-            git("worktree", "add", "--detach", str(baseline), commit)
-            try:
-                base_flags = common + [f"--override_repository=jax={baseline}/examples/jax",
-                                       f"--override_repository=xla={baseline}/examples/xla"]
-                print(f"baseline: examples/jax stand-ins at {commit[:12]}, {TARGET}, cold ...", flush=True)
-                base_s = cold_build(baseline, base_flags, tmp / "out-baseline")
-                print(f"current:  @jax from {args.jax}, cold ...", flush=True)
-                cur_s = cold_build(CHECKOUT, common + [f"--override_repository=jax={args.jax.resolve()}",
-                                                        f"--override_repository=xla={CHECKOUT}/examples/xla"], tmp / "out-current",
-                                   binds(args.jax.resolve()))
-            finally:
-                git("worktree", "remove", "--force", str(baseline))
-        print(f"cold build of {TARGET} for {args.targets}: old stand-ins {base_s:.1f} s, @jax from {args.jax} {cur_s:.1f} s "
+            print(f"baseline: @jax from examples/jax (stand-ins), {TARGET}, cold ...", flush=True)
+            base_s = cold_build(CHECKOUT, common + [f"--override_repository=jax={CHECKOUT}/examples/jax"], tmp / "out-baseline")
+            print(f"current:  @jax from {jax}, cold ...", flush=True)
+            cur_s = cold_build(CHECKOUT, common + [f"--override_repository=jax={jax}"], tmp / "out-current", binds(jax))
+        print(f"cold build of {TARGET} for {args.targets}: examples/jax {base_s:.1f} s, JAX's files from {jax} {cur_s:.1f} s "
               f"(ratio {cur_s / base_s:.2f}x)")
 
     ours = sorted((CHECKOUT / "dist").glob("jax_rocm7_plugin-*-cp311-*.whl"))
