@@ -99,8 +99,9 @@ OPTIONS = (
         DIST_WHEELS),
     Option(("--wheel-kind",), WHEELS, dict(
         choices=inputs.WHEEL_KINDS,
-        help="release X.Y.Z, nightly X.Y.Z.devYYYYMMDD, dev X.Y.Z.devYYYYMMDD+g<commit> (default: dev with "
-             "--sources=examples unless --allow-stand-ins is given, release otherwise)"), DIST_WHEELS),
+        help="release X.Y.Z, nightly X.Y.Z.devYYYYMMDD, dev X.Y.Z.devYYYYMMDD+g<commit> (default: dev when the "
+             "wheels will hold stand-ins, as kernels mode's always do, unless --allow-stand-ins is given; release "
+             "otherwise)"), DIST_WHEELS),
     Option(("--wheel-date",), WHEELS, dict(metavar="YYYYMMDD", help="date of a nightly/dev version (default: today, UTC)"),
            DIST_WHEELS),
     Option(("--wheel-commit",), WHEELS, dict(metavar="SHA", help="commit of a dev version (default: the JAX tree's)"), DIST_WHEELS),
@@ -118,8 +119,8 @@ OPTIONS = (
         DIST_WHEELS),
     Option(("--allow-stand-ins",), WHEELS, dict(
         action="store_true", help="make release wheels that hold artifacts built from examples/ stand-ins (they "
-                                  "are labelled as such); without it such release wheels are refused, and "
-                                  "--sources=examples makes dev wheels"), DIST_WHEELS),
+                                  "are labelled as such); without it --wheel-kind=release of them is refused, and "
+                                  "they are dev wheels by default"), DIST_WHEELS),
     Option(("--output-dir",), WHEELS, dict(metavar="DIR", help="where the wheels go (default: dist/ in the checkout)"), DIST_WHEELS),
 )
 
