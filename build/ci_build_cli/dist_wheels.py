@@ -304,8 +304,8 @@ def cmd_dist_wheels(args: argparse.Namespace) -> int:
     rc = sandbox.run(plan.command, args.dry_run)
     if rc and args.mode == "full":
         full_mode_failed()
-    elif rc and sandbox.damaged_outputs_hint(rc, plan.command):
-        print(f"ci_build dist_wheels: {sandbox.damaged_outputs_hint(rc, plan.command)}", file=sys.stderr)
+    elif rc:
+        sandbox.say_damaged_outputs_hint("dist_wheels", rc, plan.command)
     if rc or args.dry_run:
         if args.dry_run:
             print("# then: wheel/wheel_audit.py on the wheels" + (f" (--manylinux={required})" if required else "") +

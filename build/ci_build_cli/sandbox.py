@@ -81,15 +81,20 @@ def damaged_outputs_hint(rc: int, cmd: list[str]) -> str | None:
             f"`{clean}` starts them afresh (the shared action cache keeps the rebuild short)")
 
 
+def say_damaged_outputs_hint(name: str, rc: int, cmd: list[str]) -> None:
+    """Prints damaged_outputs_hint as `ci_build NAME: ...` where there is one."""
+    hint = damaged_outputs_hint(rc, cmd)
+    if hint:
+        print(f"ci_build {name}: {hint}", file=sys.stderr)
+
+
 def run_steps(name: str, steps: list[list[str]], dry_run: bool) -> int:
     t0 = time.monotonic()
     for cmd in steps:
         rc = run(cmd, dry_run)
         if rc != 0:
             print(f"ci_build {name}: failed (exit {rc}) at: {shlex.join(cmd)}", file=sys.stderr)
-            hint = damaged_outputs_hint(rc, cmd)
-            if hint:
-                print(f"ci_build {name}: {hint}", file=sys.stderr)
+            say_damaged_outputs_hint(name, rc, cmd)
             return rc
     if not dry_run:
         print(f"ci_build {name}: OK in {time.monotonic() - t0:.1f} s", file=sys.stderr)
