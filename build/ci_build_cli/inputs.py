@@ -86,11 +86,11 @@ def wheel_version(value: str) -> str:
 
 def wheel_date(value: str) -> str:
     try:
+        if len(value) != 8:  # strptime also takes 2026112 (a one-digit day)
+            raise ValueError(value)
         datetime.datetime.strptime(value, "%Y%m%d")
     except ValueError:
         raise InputError(f"--wheel-date={value} is not a date written YYYYMMDD (e.g. 20261126)") from None
-    if len(value) != 8:  # strptime also takes 2026112 (one-digit day)
-        raise InputError(f"--wheel-date={value} is not a date written YYYYMMDD (e.g. 20261126)")
     return value
 
 
