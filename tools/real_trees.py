@@ -1,6 +1,26 @@
 #!/usr/bin/env python3
 """Lay out the real upstream trees the gated test tier reads, from git repositories you have.
 
+Every tree, from the manifest (tools/real_trees.toml: each tree's GitHub repository and tag or
+commit) and a folder of git snapshots (OWNER+NAME/repo each, as the search tool's fetch writes
+them), in one command (docs/testing.md):
+
+    python3 tools/real_trees.py --manifest tools/real_trees.toml --mirror /work/.mirror --dest ~/.cache/trees
+    . ~/.cache/trees/env.sh && python3 tools/run_tests.py -n 0 tests/bazel/test_full_mode.py -k load
+
+It first checks the folder against the manifest and, where repositories or revisions are
+missing, prints the repositories to fetch (one owner/name a line) and exits 2, laying out
+nothing. Then it runs the options below for every entry, and what the tier needs around them:
+this project's pinned PyPI wheels in DEST/distdir (Zig's among them), JAX's patches of the
+modules full mode overrides (written into full/jax_patches from the JAX pin, as ci_build writes
+them: the one thing it writes into this checkout, JAX's files, which Git ignores), Debian's or
+npm's source tarballs of archives git cannot give, and a load-only grpc (tools/grpc_stub.py).
+It writes env.sh and full.bazelrc for the pins, env-PROFILE.sh and full-PROFILE.bazelrc for
+each other profile of the manifest (XLA main). --repositories prints the list; --only core the
+four core trees alone; --profile one XLA tree's graph.
+
+Or tree by tree:
+
     python3 tools/real_trees.py --dest ~/.cache/trees \\
         --jax-git ~/src/jax [--jax-rev jax-v0.11.0 --jax-rev main] \\
         --xla-git ~/src/xla [--xla-rev main] \\
@@ -9,7 +29,8 @@
 
 Each --*-git is a git directory of the upstream repository: a clone, or a snapshot without a
 work tree. Nothing is downloaded, and nothing is written into this checkout (the trees are
-other projects' code: they never belong in it). What it lays out under --dest:
+other projects' code: they never belong in it; --manifest's prerequisites above aside). What it
+lays out under --dest:
   * JAX at this project's pin (third_party/jax/pin.json) and at each --jax-rev;
   * XLA at this project's pin (third_party/xla/pin.json; ROCm/xla's main holds it) and at
     each --xla-rev;
@@ -462,8 +483,17 @@ BAZEL_FEATURES_REPOSITORIES = {"globals": "bazel_features~~version_extension~baz
                                "version": "bazel_features~~version_extension~bazel_features_version"}
 
 
+# XLA's archives no git repository can give (hwloc's is a release asset of download.open-mpi.org),
+# taken from the system instead, as XLA's TF_SYSTEM_LIBS switch allows (the sandbox's
+# xla-runtime-deps layer installs libhwloc-dev). Under Bzlmod the switch takes the repository's
+# canonical name; XLA's system BUILD links -lhwloc only with numa support defined, while TSL
+# compiles its hwloc code on every Linux.
+SYSTEM_LIBRARIES = ["common --repo_env=TF_SYSTEM_LIBS=xla~~third_party_ext~hwloc", "build --define=with_numa_support=true"]
+
+
 def full_bazelrc(modules: dict[str, Path], features: Path | None) -> list[str]:
-    lines = ["# Written by tools/real_trees.py: full mode's modules from local trees (--bazelrc=this file)."]
+    lines = ["# Written by tools/real_trees.py: full mode's modules from local trees (--bazelrc=this file).",
+             *SYSTEM_LIBRARIES]
     lines += [f"common --override_module={name}={path}" for name, path in sorted(modules.items())]
     if features is not None:
         lines += [f"common --override_repository={repo}={features / folder}" for folder, repo in BAZEL_FEATURES_REPOSITORIES.items()]
@@ -471,7 +501,8 @@ def full_bazelrc(modules: dict[str, Path], features: Path | None) -> list[str]:
 
 
 def rebuild_archives(name: str, dest: Path, full_xla: Path | None, bazel_version: str, gitdir: Path | None = None,
-                     folder: Path | None = None, stand_in: str | None = None) -> tuple[list[str], list[str]]:
+                     folder: Path | None = None, stand_in: str | None = None,
+                     full_xla_only: bool = False) -> tuple[list[str], list[str]]:
     """The archive `name` of every XLA tree under dest (and of full_xla), rebuilt from git into
     dest/distdir (Bazel takes a file there whose name and sha256 match the declaration). One
     that git cannot rebuild byte for byte (GitHub's zips, release assets), or one given as a
@@ -479,8 +510,9 @@ def rebuild_archives(name: str, dest: Path, full_xla: Path | None, bazel_version
     dest/archives. Returns what could not be had, and full.bazelrc's --override_repository
     lines for the trees laid out. With `stand_in`, a revision of gitdir, full_xla's archive is
     laid out from that revision instead of the one declared (which gitdir lacks): a stand-in,
-    said so."""
-    trees = [xla for xla in sorted(dest.glob("xla-*")) if (xla / STAMP).is_file()]
+    said so. `full_xla_only`: full_xla's archive alone (another XLA tree's revision of it is
+    another entry's business: tools/real_trees.toml lists one per tree where they differ)."""
+    trees = [] if full_xla_only else [xla for xla in sorted(dest.glob("xla-*")) if (xla / STAMP).is_file()]
     if full_xla and full_xla not in trees:
         trees.append(full_xla)
     archives = {a.sha256: a for xla in trees for a in [xla_archives(xla).get(name)] if a}
@@ -571,9 +603,490 @@ def env_lines(trees: dict[str, list[Tree]], registry: Tree | None, toolchain: Tr
     return lines
 
 
+# --- The manifest (tools/real_trees.toml): every tree of the gated tier in one command ---------
+
+MANIFEST = CHECKOUT / "tools" / "real_trees.toml"
+CORE_KINDS = ("jax", "xla", "registry", "toolchain")
+# kind -> (keys it needs, keys it may have), besides `kind` and `note`.
+KINDS = {
+    "jax": ({"repo"}, {"revs"}),
+    "xla": ({"repo"}, {"revs"}),
+    "registry": ({"repo"}, set()),
+    "toolchain": ({"repo"}, set()),
+    "module": ({"name", "version", "repo", "rev"}, {"xla"}),
+    "load-only-module": ({"name", "generator"}, {"xla"}),
+    "archive": ({"name", "repo", "rev"}, {"stand_in", "xla"}),
+    "archive-dir": ({"name", "rev"}, {"debian", "npm", "xla"}),  # and one of debian, npm
+    "graph-module": ({"name", "version", "repo", "rev"}, set()),
+}
+# The generators of load-only modules: this project's own code.
+GENERATORS = ("tools/grpc_stub.py",)
+# The keys of an archive-dir entry's source of each kind.
+SOURCE_KEYS = {"debian": ("source", "file", "sha256"), "npm": ("package", "version", "path", "sha256")}
+# What --only takes: the kinds, and `core` for the four core trees.
+ONLY = ("core", *(k for k in KINDS if k not in CORE_KINDS))
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One [[entry]] of the manifest (tools/real_trees.toml describes the keys)."""
+
+    kind: str
+    name: str = ""
+    repo: str = ""  # owner/name on GitHub, as the search tool's fetch takes it
+    rev: str = ""
+    revs: tuple[str, ...] = ()
+    version: str = ""
+    xla: tuple[str, ...] = ()  # the profiles it serves
+    stand_in: str = ""
+    generator: str = ""
+    debian: tuple[tuple[str, str], ...] = ()
+    npm: tuple[tuple[str, str], ...] = ()
+    note: str = ""
+
+    def describe(self) -> str:
+        what = f"{self.kind} {self.name or self.repo}"
+        return what + (f" {self.version}" if self.version else "") + (f" ({', '.join(self.xla)})" if self.xla else "")
+
+
+@dataclasses.dataclass(frozen=True)
+class Profile:
+    """An XLA tree full mode is laid out for, with the JAX whose versions and patches go with it."""
+
+    name: str
+    jax: str  # "pin", or one of the jax entry's revs
+    xla: str
+
+    @property
+    def is_checkouts(self) -> bool:
+        """The pins: what full/MODULE.bazel and the tests take (env.sh, full.bazelrc, full/jax_patches)."""
+        return self.jax == "pin" and self.xla == "pin"
+
+    def folders(self) -> tuple[str, str]:
+        """The JAX and XLA trees under --dest."""
+        return (folder_name("jax", pin("jax")["commit"] if self.jax == "pin" else self.jax, pin("jax")["commit"]),
+                folder_name("xla", pin("xla")["commit"] if self.xla == "pin" else self.xla, pin("xla")["commit"]))
+
+
+@dataclasses.dataclass(frozen=True)
+class Manifest:
+    entries: tuple[Entry, ...]
+    profiles: dict[str, Profile]
+
+    def core(self, kind: str) -> Entry:
+        return next(e for e in self.entries if e.kind == kind)
+
+    def of(self, *kinds: str, profile: str | None = None) -> list[Entry]:
+        return [e for e in self.entries if e.kind in kinds and (profile is None or profile in e.xla)]
+
+    def repositories(self) -> list[str]:
+        """Every GitHub repository the manifest lays out from, once each."""
+        return sorted({e.repo for e in self.entries if e.repo}, key=str.lower)
+
+
+def read_manifest(path: Path) -> Manifest:
+    """The manifest at path, checked: every problem of it at once (TreeError)."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise TreeError(f"{path}: {e}") from None
+    problems = [f"unknown table [{k}] (the manifest has [profile.NAME] and [[entry]])" for k in data if k not in ("profile", "entry")]
+    profiles = {}
+    for name, table in data.get("profile", {}).items():
+        if set(table) - {"jax", "xla", "note"} or not all(isinstance(table.get(k), str) for k in ("jax", "xla")):
+            problems.append(f"[profile.{name}]: needs jax and xla (strings: pin, or a rev of the jax/xla entry), may have note")
+        else:
+            profiles[name] = Profile(name, table["jax"], table["xla"])
+    if not profiles:
+        problems.append("no [profile.NAME]: name at least one XLA tree to lay full mode out for")
+    entries = []
+    for n, table in enumerate(data.get("entry", []), 1):
+        kind = table.get("kind")
+        where = f"entry {n} ({kind} {table.get('name') or table.get('repo') or '?'})"
+        if kind not in KINDS:
+            problems.append(f"{where}: kind must be one of {', '.join(KINDS)}")
+            continue
+        required, optional = KINDS[kind]
+        keys = set(table) - {"kind", "note"}
+        if required - keys:
+            problems.append(f"{where}: lacks {', '.join(sorted(required - keys))}")
+        if keys - required - optional:
+            problems.append(f"{where}: {', '.join(sorted(keys - required - optional))} not taken by kind {kind}")
+        lists, tables = {"revs", "xla"}, {"debian", "npm"}
+        wrong = [k for k in keys if (not isinstance(table[k], list) if k in lists else
+                                     not isinstance(table[k], dict) if k in tables else not isinstance(table[k], str))]
+        wrong += [k for k in keys & lists if isinstance(table[k], list) and not all(isinstance(v, str) for v in table[k])]
+        if wrong:
+            problems.append(f"{where}: wrong type of {', '.join(sorted(wrong))} (revs, xla: lists of strings; debian, npm: tables)")
+            continue
+        if "repo" in table and not re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", table["repo"]):
+            problems.append(f"{where}: repo {table['repo']!r} is not OWNER/NAME")
+        xla = tuple(table.get("xla", profiles)) if kind not in (*CORE_KINDS, "graph-module") else ()
+        if set(xla) - set(profiles):
+            problems.append(f"{where}: xla names no [profile.*]: {', '.join(sorted(set(xla) - set(profiles)))}")
+        if table.get("generator", GENERATORS[0]) not in GENERATORS:
+            problems.append(f"{where}: generator must be one of {', '.join(GENERATORS)}")
+        if kind == "archive-dir" and len(set(SOURCE_KEYS) & keys) != 1:
+            problems.append(f"{where}: needs one source of its files: {' or '.join(SOURCE_KEYS)}")
+        for source, needed in SOURCE_KEYS.items():
+            if source in table and sorted(table[source]) != sorted(needed):
+                problems.append(f"{where}: {source} needs exactly {', '.join(needed)}")
+        entries.append(Entry(kind, table.get("name", ""), table.get("repo", ""), table.get("rev", ""), tuple(table.get("revs", ())),
+                             table.get("version", ""), xla, table.get("stand_in", ""), table.get("generator", ""),
+                             tuple(sorted(table.get("debian", {}).items())), tuple(sorted(table.get("npm", {}).items())),
+                             table.get("note", "")))
+    for kind in CORE_KINDS:
+        count = sum(e.kind == kind for e in entries)
+        if count != 1:
+            problems.append(f"{count} entries of kind {kind}: the manifest needs exactly one")
+    for profile in profiles.values():
+        for kind, rev in (("jax", profile.jax), ("xla", profile.xla)):
+            revs = next((e.revs for e in entries if e.kind == kind), ())
+            if rev != "pin" and rev not in revs:
+                problems.append(f"[profile.{profile.name}]: {kind} = {rev!r} is neither pin nor one of the {kind} entry's revs")
+        seen: dict[tuple[str, str], int] = {}
+        for e in entries:
+            if profile.name in e.xla:
+                key = ("archive" if e.kind == "archive-dir" else "module" if e.kind == "load-only-module" else e.kind, e.name)
+                seen[key] = seen.get(key, 0) + 1
+        problems += [f"{kind} {name} is listed {count} times for profile {profile.name}" for (kind, name), count in seen.items()
+                     if count > 1]
+    graph = [e.name for e in entries if e.kind == "graph-module"]
+    problems += [f"graph-module {name} is listed {graph.count(name)} times" for name in sorted(set(graph)) if graph.count(name) > 1]
+    if problems:
+        raise TreeError(f"{path}:\n  " + "\n  ".join(problems))
+    return Manifest(tuple(entries), profiles)
+
+
+def mirror_git_dir(mirror: Path, repo: str) -> Path | None:
+    """The git directory of GitHub's owner/name in a folder of snapshots: MIRROR/OWNER+NAME/repo
+    (the search tool's fetch), its .git, or MIRROR/OWNER+NAME itself; None when absent."""
+    folder = mirror / repo.replace("/", "+")
+    for candidate in (folder / "repo", folder):
+        if candidate.is_dir():
+            try:
+                return git_dir(candidate)
+            except TreeError:
+                continue
+    return None
+
+
+def wanted_revisions(entry: Entry) -> list[str]:
+    """The revisions of its repository an entry lays out."""
+    if entry.kind in ("jax", "xla"):
+        return [pin(entry.kind)["commit"], *entry.revs]
+    if entry.kind == "registry":
+        return ["HEAD"]
+    if entry.kind == "toolchain":
+        return [pin("rules_ml_toolchain")["commit"]]
+    return [entry.stand_in or entry.rev] if entry.repo else []
+
+
+def check_mirror(entries: list[Entry], mirror: Path) -> tuple[dict[str, Path], list[str], list[str]]:
+    """(owner/name -> git directory, the repositories the mirror lacks, the revisions the ones
+    it has lack): all of them, so that one round of fetching mends every gap."""
+    found: dict[str, Path] = {}
+    missing: set[str] = set()
+    lacking = []
+    for entry in entries:
+        if not entry.repo or entry.repo in missing:
+            continue
+        if entry.repo not in found:
+            gitdir = mirror_git_dir(mirror, entry.repo)
+            if gitdir is None:
+                missing.add(entry.repo)
+                continue
+            found[entry.repo] = gitdir
+        for rev in wanted_revisions(entry):
+            try:
+                resolve(found[entry.repo], rev)
+            except TreeError:
+                lacking.append(f"{entry.repo} lacks {rev} ({entry.describe()}): fetch a newer snapshot, or name a "
+                               "revision it has as the entry's stand_in")
+    return found, sorted(missing, key=str.lower), lacking
+
+
+def report_missing(missing: list[str], lacking: list[str], mirror: Path, manifest: Path) -> None:
+    """One list of what to fetch: the repositories on stdout, one a line, what to do on stderr."""
+    if missing:
+        print(f"real_trees: {len(missing)} repositor{'y' if len(missing) == 1 else 'ies'} of {manifest} "
+              f"{'is' if len(missing) == 1 else 'are'} not in {mirror}: fetch each (the search tool's `fetch "
+              f"github:OWNER/NAME`, or `git clone --bare https://github.com/OWNER/NAME {mirror}/OWNER+NAME/repo`), "
+              "then run this again:", file=sys.stderr)
+        print("\n".join(missing))
+    for line in lacking:
+        print(f"real_trees: {line}", file=sys.stderr)
+
+
+def declaration_problems(manifest: Manifest, profiles: list[Profile], dest: Path) -> list[str]:
+    """Archives of the manifest whose name or revision the profile's XLA tree does not declare."""
+    problems = []
+    for profile in profiles:
+        xla = dest / profile.folders()[1]
+        declared = xla_archives(xla)
+        for entry in manifest.of("archive", "archive-dir", profile=profile.name):
+            archive = declared.get(entry.name)
+            if archive is None:
+                problems.append(f"{entry.describe()}: {xla.name} declares no archive of that name (third_party/**/workspace.bzl)")
+            elif archive.rev != entry.rev:
+                problems.append(f"{entry.describe()}: the manifest says {entry.rev}, {xla.name}'s {archive.declared_in} "
+                                f"{archive.rev}: update {MANIFEST.relative_to(CHECKOUT)}")
+    return problems
+
+
+def _project_module(name: str):
+    """A module of this project's (tools/*.py, build/ci_build_cli, third_party), imported as its scripts import it."""
+    import importlib
+
+    for folder in (CHECKOUT / "tools", CHECKOUT / "build", CHECKOUT):
+        if str(folder) not in sys.path:
+            sys.path.append(str(folder))
+    return importlib.import_module(name)
+
+
+def pinned_wheels(distdir: Path) -> list[str]:
+    """This project's pinned PyPI wheels (Zig's, nanobind's, XLA's FFI headers) in distdir: Bazel
+    reads every repository a `deps()` query reaches through a select(), @zig_sdk's too. Taken
+    from the sandbox's distdir when it has them, else downloaded with pip (tools/prefetch.py)."""
+    prefetch = _project_module("prefetch")
+    digest = _project_module("digest")
+    done = []
+    distdir.mkdir(parents=True, exist_ok=True)
+    for wheel in prefetch.pinned_wheels()[0]:
+        target, shared = distdir / wheel.filename, prefetch.default_distdir() / wheel.filename
+        if target.is_file() and digest.sha256_of(target) == wheel.sha256:
+            done.append(f"{wheel.filename}: present")
+        elif shared.is_file() and digest.sha256_of(shared) == wheel.sha256:
+            shutil.copyfile(shared, target)
+            done.append(f"{wheel.filename}: copied from {shared.parent}")
+        else:
+            done.append(f"{wheel.filename}: {prefetch.fetch(wheel, distdir)} (pip)")
+    return done
+
+
+def write_jax_patches(jax_tree: Path, folder: Path, registry: Path) -> dict[str, int]:
+    """JAX's patches of the modules full mode overrides, as ci_build writes them (build/ci_build_cli/full.py)."""
+    full = _project_module("ci_build_cli.full")
+    try:
+        return full.write_jax_patches(jax_tree, folder=folder, registry=str(registry))
+    except full.JaxPatchError as e:
+        raise TreeError(f"JAX's patches from {jax_tree}: {e}") from None
+
+
+# Fetches a Debian source package's files into the current folder, from the deb-src twin of the
+# sandbox's own apt source (the way tools/prefetch.py fetches abseil's).
+APT_SOURCE = ("sed -e 's/^Types: .*/Types: deb-src/' -e 's/^Suites: .*/Suites: sid/' /etc/apt/sources.list.d/debian.sources "
+              "> deb-src.sources && mkdir -p lists/partial && set -- -q -o Dir::Etc::SourceList=\"$PWD/deb-src.sources\" "
+              "-o Dir::Etc::SourceParts=/nonexistent -o Dir::State::Lists=\"$PWD/lists\" -o Acquire::Check-Valid-Until=false "
+              "-o APT::Sandbox::User=root && apt-get \"$@\" update >/dev/null && apt-get \"$@\" source --download-only {package}")
+
+
+def _fetch_debian(info: dict[str, str], tarball: Path) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="real_trees-") as tmp:  # under /tmp: the sandbox sees it
+        result = subprocess.run([sys.executable, str(CHECKOUT / "tools" / "sandbox.py"), "run", "--", "sh", "-c",
+                                 APT_SOURCE.format(package=info["source"])], cwd=tmp, capture_output=True, text=True)
+        got = Path(tmp) / info["file"]
+        if result.returncode != 0 or not got.is_file():
+            detail = (result.stderr.strip() or result.stdout.strip()).splitlines()[-1:] or ["no such file"]
+            raise TreeError(f"apt-get source {info['source']} gave no {info['file']} ({detail[0]}); is Debian's mirror "
+                            f"reachable and the sandbox built (tools/sandbox.py ensure)? Or put the file in {tarball.parent}")
+        shutil.copyfile(got, tarball)
+
+
+def _fetch_npm(info: dict[str, str], tarball: Path) -> None:
+    result = subprocess.run(["npm", "pack", "--silent", f"{info['package']}@{info['version']}", "--pack-destination",
+                             str(tarball.parent)], capture_output=True, text=True)
+    if result.returncode != 0 or not tarball.is_file():
+        detail = (result.stderr.strip() or result.stdout.strip()).splitlines()[-1:] or ["no such file"]
+        raise TreeError(f"npm pack {info['package']}@{info['version']} gave no {tarball.name} ({detail[0]}); is npm's "
+                        f"registry reachable? Or put the file in {tarball.parent}")
+
+
+# Where an archive-dir entry's files come from: (the tarball's name, how to fetch it, the folder
+# in it that holds what the archive's top folder holds; "" for its one top folder).
+SOURCES = {
+    "debian": (lambda info: info["file"], _fetch_debian, lambda info: "", "apt-get source {source} in the sandbox"),
+    "npm": (lambda info: f"{info['package']}-{info['version']}.tgz", _fetch_npm, lambda info: f"package/{info['path']}",
+            "npm pack {package}@{version}"),
+}
+
+
+def source_tree(entry: Entry, dest: Path) -> Path:
+    """The folder an archive-dir entry lays its archive out from: its source tarball (Debian's
+    source package of that release, or an npm package shipping it), fetched into DEST/downloads,
+    checked against the manifest's sha256 and extracted under DEST/sources."""
+    kind, info = (("debian", dict(entry.debian)) if entry.debian else ("npm", dict(entry.npm)))
+    name_of, fetch, folder_of, how = SOURCES[kind]
+    tarball = dest / "downloads" / name_of(info)
+    if not (tarball.is_file() and hashlib.sha256(tarball.read_bytes()).hexdigest() == info["sha256"]):
+        print(f"real_trees: {entry.name}: {how.format(**info)} ...", file=sys.stderr, flush=True)
+        tarball.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fetch(info, tarball)
+        except TreeError as e:
+            raise TreeError(f"{entry.describe()}: {e}") from None
+        if hashlib.sha256(tarball.read_bytes()).hexdigest() != info["sha256"]:
+            tarball.unlink()
+            raise TreeError(f"{entry.describe()}: {tarball.name} does not have the manifest's sha256 {info['sha256']}")
+    out = dest / "sources" / f"{entry.name}-{entry.rev}"
+    if (out / STAMP).is_file() and json.loads((out / STAMP).read_text()).get("sha256") == info["sha256"]:
+        return out
+    extract_archive = _project_module("third_party.gpus.extract_archive")
+    whole = out.with_name(out.name + ".whole")
+    shutil.rmtree(whole, ignore_errors=True)
+    extract_archive.extract(tarball, whole)
+    inner = folder_of(info)
+    if not inner:
+        tops = list(whole.iterdir())
+        if len(tops) != 1 or not tops[0].is_dir():
+            raise TreeError(f"{tarball} has {len(tops)} entries at its top, not one folder")
+        inner = tops[0].name
+    if not (whole / inner).is_dir():
+        raise TreeError(f"{tarball} has no folder {inner}")
+    shutil.rmtree(out, ignore_errors=True)
+    os.rename(whole / inner, out)
+    shutil.rmtree(whole)
+    (out / STAMP).write_text(json.dumps({"tarball": str(tarball), "sha256": info["sha256"], "folder": inner}, indent=2) + "\n")
+    return out
+
+
+def profile_env(dest: Path, profile: Profile, env_file: str, full_rc: str, patches: Path) -> None:
+    """env-PROFILE.sh: env.sh's variables, with the profile's JAX and XLA trees and full.bazelrc."""
+    jax, xla = profile.folders()
+    base = (dest / "env.sh").read_text() if (dest / "env.sh").is_file() else ""
+    lines = merged(base, [f"# Written by tools/real_trees.py --manifest: profile {profile.name} (XLA {xla}, JAX {jax}). Full mode "
+                          f"reads this JAX's patches from full/jax_patches ({patches} holds them): the gated tests write them "
+                          "there from JAX_ROCM_TEST_JAX_TREE, ci_build from --jax-source-dir, e.g. python3 build/ci_build "
+                          f"--mode=full --jax-source-dir={dest / jax} --registry={dest / 'registry'} preflight --names-only",
+                          f"export JAX_ROCM_TEST_JAX_TREE={dest / jax}", f"export JAX_ROCM_TEST_XLA_TREE={dest / xla}",
+                          f"export JAX_ROCM_TEST_FULL_BAZELRC={dest / full_rc}"])
+    (dest / env_file).write_text("\n".join(lines) + "\n")
+
+
+def manifest_main(argv: list[str]) -> int:
+    """--manifest: every tree the manifest lists, from a folder of git snapshots (module docstring)."""
+    parser = argparse.ArgumentParser(prog="real_trees.py --manifest", description=manifest_main.__doc__)
+    parser.add_argument("--manifest", type=Path, required=True, help=f"the manifest (this project's: {MANIFEST.relative_to(CHECKOUT)})")
+    parser.add_argument("--mirror", type=Path, help="the folder of git snapshots: OWNER+NAME/repo each (the search tool's fetch)")
+    parser.add_argument("--dest", type=Path, help="where the trees go (outside this checkout), e.g. ~/.cache/trees")
+    parser.add_argument("--profile", action="append", default=[],
+                        help="lay full mode out for this profile of the manifest only (repeatable; default: every one)")
+    parser.add_argument("--only", action="append", default=[], choices=ONLY,
+                        help="only these kinds (repeatable; `core`: JAX, XLA, the registry and rules_ml_toolchain)")
+    parser.add_argument("--repositories", action="store_true",
+                        help="print the repositories the manifest lays out from, one a line, and stop")
+    parser.add_argument("--bazel-version", default="7.7.1", help="as without --manifest (default: %(default)s)")
+    args = parser.parse_args(argv)
+    try:
+        manifest = read_manifest(args.manifest.expanduser())
+    except TreeError as e:
+        print(f"real_trees: error: {e}", file=sys.stderr)
+        return 1
+    if args.repositories:
+        print("\n".join(manifest.repositories()))
+        return 0
+    if not args.mirror or not args.dest:
+        parser.error("--mirror and --dest are needed to lay trees out (or --repositories to list them)")
+    unknown = set(args.profile) - set(manifest.profiles)
+    if unknown:
+        parser.error(f"--profile {', '.join(sorted(unknown))}: the manifest's are {', '.join(manifest.profiles)}")
+    profiles = [manifest.profiles[p] for p in (args.profile or manifest.profiles)]
+    kinds = {k for o in (args.only or ONLY) for k in (CORE_KINDS if o == "core" else (o,))}
+    selected = [e for e in manifest.entries if e.kind in kinds
+                and (e.kind in (*CORE_KINDS, "graph-module") or set(e.xla) & {p.name for p in profiles})]
+    layout = [e for e in selected if e.kind not in CORE_KINDS]
+    core = [e for e in manifest.entries if e.kind in CORE_KINDS]  # every other kind is made or checked against them
+    mirror, dest = args.mirror.expanduser().resolve(), args.dest.expanduser().resolve()
+    if dest == CHECKOUT or CHECKOUT in dest.parents:
+        parser.error(f"--dest {dest} is inside this checkout: upstream trees never go into it; choose e.g. ~/.cache/trees")
+    found, missing, lacking = check_mirror(core + layout, mirror)
+    if missing or lacking:
+        report_missing(missing, lacking, mirror, args.manifest)
+        return 2
+
+    def run(step: str, *options: str) -> int:
+        print(f"real_trees: --manifest: {step}", file=sys.stderr, flush=True)
+        return main(["--dest", str(dest), "--bazel-version", args.bazel_version, *options])
+
+    jax, xla = (manifest.core(k) for k in ("jax", "xla"))
+    status = run("the core trees", "--jax-git", str(found[jax.repo]), *(a for r in jax.revs for a in ("--jax-rev", r)),
+                 "--xla-git", str(found[xla.repo]), *(a for r in xla.revs for a in ("--xla-rev", r)),
+                 "--registry-git", str(found[manifest.core("registry").repo]),
+                 "--toolchain-git", str(found[manifest.core("toolchain").repo]))
+    if status or not layout:
+        return status
+    try:
+        problems = declaration_problems(manifest, profiles, dest)
+        if problems:
+            raise TreeError("the manifest and the XLA trees disagree:\n  " + "\n  ".join(problems))
+        full_mode = [e for e in layout if e.kind != "graph-module"]
+        if full_mode:
+            for line in pinned_wheels(dest / "distdir"):
+                print(f"real_trees: distdir: {line}", file=sys.stderr)
+        sources = {e.name: source_tree(e, dest) for e in full_mode if e.kind == "archive-dir"}
+        stub = dest / "modules" / "grpc-load-only"
+        if any(e.kind == "load-only-module" for e in full_mode):
+            trees = sorted({dest / f for p in manifest.profiles.values() for f in p.folders()})
+            for file, names in _project_module("grpc_stub").write_stub(stub, trees).items():
+                print(f"real_trees: {stub}/{file}: {', '.join(names)} (tools/grpc_stub.py)", file=sys.stderr)
+        patch_folders = {}
+        for profile in profiles if full_mode else ():
+            jax_tree = dest / profile.folders()[0]
+            folder = JAX_PATCHES if profile.is_checkouts else dest / "jax_patches" / jax_tree.name
+            written = write_jax_patches(jax_tree, folder, dest / "registry")
+            patch_folders[profile.name] = folder
+            print(f"real_trees: {folder}: JAX's patches from {jax_tree.name}: "
+                  + ", ".join(f"{m} ({n} bytes)" for m, n in written.items()), file=sys.stderr)
+    except (TreeError, OSError, subprocess.CalledProcessError, RuntimeError, ValueError, ImportError) as e:
+        print(f"real_trees: error: {e}", file=sys.stderr)
+        return 1
+    for profile in profiles if full_mode else ():
+        entries = [e for e in full_mode if profile.name in e.xla]
+        env_file, full_rc = (("env.sh", "full.bazelrc") if profile.is_checkouts
+                             else (f"env-{profile.name}.sh", f"full-{profile.name}.bazelrc"))
+        options = ["--full-xla", str(dest / profile.folders()[1]), "--archives-for", "full", "--modules-folder",
+                   f"modules-{profile.name}", "--full-rc", full_rc, "--env-file", env_file,
+                   "--jax-patches", str(patch_folders[profile.name])]
+        for e in entries:
+            if e.kind == "module":
+                options += ["--module", f"{e.name}@{e.version}={found[e.repo]}@{e.rev}"]
+            elif e.kind == "load-only-module":
+                options += ["--module-dir", f"{e.name}={stub}"]
+            elif e.kind == "archive":
+                options += ["--archive", f"{e.name}={found[e.repo]}" + (f"@{e.stand_in}" if e.stand_in else "")]
+            elif e.kind == "archive-dir":
+                options += ["--archive-dir", f"{e.name}={sources[e.name]}"]
+        status |= run(f"profile {profile.name}", *options)
+    graph = [e for e in layout if e.kind == "graph-module"]
+    if graph:
+        status |= run("this project's own module graph",
+                      *(a for e in graph for a in ("--graph-module", f"{e.name}@{e.version}={found[e.repo]}@{e.rev}")))
+    for profile in profiles if full_mode else ():
+        if not profile.is_checkouts:  # after env.sh's last change: env.sh's variables, the profile's trees
+            profile_env(dest, profile, f"env-{profile.name}.sh", f"full-{profile.name}.bazelrc", patch_folders[profile.name])
+    for e in layout:
+        if e.stand_in or e.note:
+            print(f"real_trees: note: {e.describe()}: " + "; ".join(filter(None, [
+                f"{e.stand_in} stands in for {e.rev}" if e.stand_in else "", e.note])), file=sys.stderr)
+    envs = ", ".join(str(dest / ("env.sh" if p.is_checkouts else f"env-{p.name}.sh")) for p in profiles)
+    print(f"real_trees: --manifest: {'done' if status == 0 else 'done, with the errors above'}; `. FILE` before the tests, "
+          f"FILE one of: {envs}", file=sys.stderr)
+    return status
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if any(a == "--manifest" or a.startswith("--manifest=") for a in argv):
+        return manifest_main(argv)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--manifest", type=Path, metavar="FILE",
+                        help="every tree FILE lists (tools/real_trees.toml), from --mirror: the other options are then "
+                             "--mirror, --dest, --profile, --only, --repositories (`--manifest FILE --help` says each)")
     parser.add_argument("--dest", type=Path, required=True, help="where the trees go (outside this checkout)")
     parser.add_argument("--jax-git", type=Path, help="a git directory of jax-ml/jax")
     parser.add_argument("--jax-rev", action="append", default=[], help="a JAX revision besides the pin (repeatable)")
@@ -605,10 +1118,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="the XLA tree full.bazelrc describes (default: DEST/xla-pin): an --archive that git "
                              "cannot rebuild byte for byte is laid out as the repository this tree's rule makes of it "
                              "and named there with --override_repository")
-    parser.add_argument("--jax-patches", action="store_true",
-                        help="apply full/jax_patches/<module>.patch (JAX's patches, as full mode applies them; any "
-                             "full-mode ci_build command writes them) to the --module trees of those modules: Bazel "
-                             "applies no patch to a module it takes from a local path")
+    parser.add_argument("--jax-patches", nargs="?", const=JAX_PATCHES, type=Path, metavar="DIR",
+                        help="apply DIR/<module>.patch (default DIR: full/jax_patches, JAX's patches as full mode "
+                             "applies them; any full-mode ci_build command writes them) to the --module trees of those "
+                             "modules: Bazel applies no patch to a module it takes from a local path")
+    parser.add_argument("--modules-folder", default="modules", metavar="NAME",
+                        help="the folder under --dest of the --module trees (default: %(default)s)")
+    parser.add_argument("--full-rc", default="full.bazelrc", metavar="NAME",
+                        help="the file under --dest naming the modules and repositories (default: %(default)s)")
+    parser.add_argument("--env-file", default="env.sh", metavar="NAME",
+                        help="the file under --dest setting the gated tier's variables (default: %(default)s)")
+    parser.add_argument("--archives-for", choices=("all", "full"), default="all",
+                        help="all: rebuild each --archive for every XLA tree under --dest (default); full: for the "
+                             "tree of --full-xla only")
     parser.add_argument("--bazel-version", default="7.7.1",
                         help="the Bazel that reads bazel_features' repositories and rules_python's configuration "
                              "(default: %(default)s, Debian's)")
@@ -656,9 +1178,9 @@ def main(argv: list[str] | None = None) -> int:
         if (args.module or args.graph_module) and registry_modules is None:
             print(f"real_trees: warning: no registry in {dest} (--registry-git): the --module trees stay as their tags "
                   "are, without the registry's MODULE.bazel, overlay and patches", file=sys.stderr)
-        jax_patches = {p.stem: p.read_bytes() for p in JAX_PATCHES.glob("*.patch")} if args.jax_patches else {}
+        jax_patches = {p.stem: p.read_bytes() for p in args.jax_patches.glob("*.patch")} if args.jax_patches else {}
         if args.jax_patches and not jax_patches:
-            raise TreeError(f"--jax-patches: {JAX_PATCHES} holds no patch yet; a full-mode command writes them, e.g. "
+            raise TreeError(f"--jax-patches: {args.jax_patches} holds no patch yet; a full-mode command writes them, e.g. "
                             "python3 build/ci_build --mode=full --jax-source-dir=PATH --dry-run ... does not, "
                             "python3 build/ci_build --mode=full --jax-source-dir=PATH preflight --names-only does")
         for spec in args.module:
@@ -666,7 +1188,7 @@ def main(argv: list[str] | None = None) -> int:
             name, _, version = name.partition("@")
             gitdir, _, rev = where.rpartition("@")
             modules[name] = module_tree(name, version or rev.removeprefix("v"), git_dir(Path(gitdir).expanduser()), rev,
-                                        dest / "modules", f"{name}-{rev}", registry_modules, args.bazel_version,
+                                        dest / args.modules_folder, f"{name}-{rev}", registry_modules, args.bazel_version,
                                         jax_patches.get(name)).path
         for spec in args.graph_module:
             name, _, where = spec.partition("=")
@@ -692,7 +1214,7 @@ def main(argv: list[str] | None = None) -> int:
             if stand_in and full_xla is None:
                 raise TreeError(f"--archive {spec}: a stand-in revision is for the XLA tree of full.bazelrc (--full-xla)")
             failed, lines = rebuild_archives(name, dest, full_xla, args.bazel_version, gitdir=git_dir(Path(gitdir).expanduser()),
-                                             stand_in=stand_in or None)
+                                             stand_in=stand_in or None, full_xla_only=args.archives_for == "full")
             not_rebuilt += failed
             overrides += lines
             distdir = dest / "distdir"
@@ -700,19 +1222,20 @@ def main(argv: list[str] | None = None) -> int:
             name, _, folder = spec.partition("=")
             if full_xla is None:
                 raise TreeError(f"--archive-dir {spec}: no XLA tree for full.bazelrc (lay out XLA's pin, or name one with --full-xla)")
-            failed, lines = rebuild_archives(name, dest, full_xla, args.bazel_version, folder=Path(folder).expanduser().resolve())
+            failed, lines = rebuild_archives(name, dest, full_xla, args.bazel_version, folder=Path(folder).expanduser().resolve(),
+                                             full_xla_only=args.archives_for == "full")
             not_rebuilt += failed
             overrides += lines
         full_rc = None
         if modules or overrides:
-            full_rc = dest / "full.bazelrc"
+            full_rc = dest / args.full_rc
             full_rc.write_text("\n".join(full_bazelrc(modules, features) + overrides) + "\n")
             print(f"real_trees: {full_rc}: {len(modules)} module(s) and {len(overrides)} repositories for full mode",
                   file=sys.stderr)
     except (TreeError, OSError, subprocess.CalledProcessError, SyntaxError, KeyError) as e:
         print(f"real_trees: error: {e}", file=sys.stderr)
         return 1
-    env = dest / "env.sh"
+    env = dest / args.env_file
     lines = merged(env.read_text() if env.is_file() else "", env_lines(trees, registry, toolchain, distdir, full_rc,
                                                                      (dest / "modules") if args.graph_module else None))
     env.write_text("\n".join(lines) + "\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import tarfile
 from pathlib import Path
@@ -80,6 +81,9 @@ def test_the_checkout_never_receives_trees(tmp_path, capsys):
     with pytest.raises(SystemExit):
         real_trees.main(["--dest", str(real_trees.CHECKOUT / "trees"), "--jax-git", str(tmp_path)])
     assert "inside this checkout" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        real_trees.main(["--manifest", str(real_trees.MANIFEST), "--mirror", str(tmp_path), "--dest", str(real_trees.CHECKOUT)])
+    assert "inside this checkout" in capsys.readouterr().err
 
 
 def test_env_sh_sets_the_pins_lists_the_rest_and_keeps_what_this_run_did_not_set(tmp_path):
@@ -111,7 +115,9 @@ def test_bazel_features_repositories_answer_for_the_bazel_given(tmp_path):
     assert "    macro = macro,\n" in real_trees.bazel_features_repositories(tmp_path, "8.0.0")["globals/globals.bzl"]
     assert real_trees.bazel_version_key("7.0.0-pre.20230316.2") < real_trees.bazel_version_key("7.0.0")
     rc = real_trees.full_bazelrc({"protobuf": Path("/t/protobuf-v32.1")}, Path("/t/features"))
-    assert rc[1:] == ["common --override_module=protobuf=/t/protobuf-v32.1",
+    # hwloc from the system first (no git repository gives its release archive), then the trees.
+    assert rc[1:3] == real_trees.SYSTEM_LIBRARIES and "TF_SYSTEM_LIBS=xla~~third_party_ext~hwloc" in rc[1]
+    assert rc[3:] == ["common --override_module=protobuf=/t/protobuf-v32.1",
                       "common --override_repository=bazel_features~~version_extension~bazel_features_globals=/t/features/globals",
                       "common --override_repository=bazel_features~~version_extension~bazel_features_version=/t/features/version"]
 
@@ -337,3 +343,302 @@ def test_a_graph_module_is_laid_out_as_name_version_made_the_registrys_and_left_
     assert not (dest / "full.bazelrc").exists()
     with pytest.raises(SystemExit):
         real_trees.main(["--dest", str(dest), "--graph-module", f"up={repo}@v2"])  # the version is not optional
+
+
+# --- The manifest (tools/real_trees.toml, --manifest) ----------------------------------------
+
+MANIFEST_HEAD = """
+[profile.pin]
+jax = "pin"
+xla = "pin"
+
+[profile.main]
+jax = "jax-v0.11.0"
+xla = "main"
+
+[[entry]]
+kind = "jax"
+repo = "jax-ml/jax"
+revs = ["jax-v0.11.0"]
+
+[[entry]]
+kind = "xla"
+repo = "ROCm/xla"
+revs = ["main"]
+
+[[entry]]
+kind = "registry"
+repo = "bazelbuild/bazel-central-registry"
+
+[[entry]]
+kind = "toolchain"
+repo = "google-ml-infra/rules_ml_toolchain"
+"""
+
+
+def write_manifest(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "trees.toml"
+    path.write_text(MANIFEST_HEAD + body)
+    return path
+
+
+def test_a_manifest_is_read_entry_by_entry_with_the_profiles_each_serves(tmp_path):
+    manifest = real_trees.read_manifest(write_manifest(tmp_path, """
+[[entry]]
+kind = "module"
+name = "zlib"
+version = "1.3.2"
+repo = "madler/zlib"
+rev = "v1.3.1"
+note = "1.3.1's tree as 1.3.2"
+
+[[entry]]
+kind = "archive"
+name = "dlpack"
+repo = "dmlc/dlpack"
+rev = "77aafa4d"
+stand_in = "7f393bbb"
+xla = ["main"]
+
+[[entry]]
+kind = "archive-dir"
+name = "net_zstd"
+rev = "v1.5.7"
+debian = { source = "libzstd", file = "libzstd_1.5.7+dfsg.orig.tar.xz", sha256 = "0c09" }
+
+[[entry]]
+kind = "load-only-module"
+name = "grpc"
+generator = "tools/grpc_stub.py"
+
+[[entry]]
+kind = "graph-module"
+name = "rules_cc"
+version = "0.0.11"
+repo = "bazelbuild/rules_cc"
+rev = "0.0.11"
+"""))
+    assert list(manifest.profiles) == ["pin", "main"]
+    assert manifest.profiles["pin"].is_checkouts and not manifest.profiles["main"].is_checkouts
+    assert manifest.profiles["main"].folders() == ("jax-v0.11.0", "xla-main")
+    assert manifest.profiles["pin"].folders() == ("jax-pin", "xla-pin")
+    zlib = manifest.of("module")[0]
+    assert (zlib.name, zlib.version, zlib.repo, zlib.rev, zlib.xla) == ("zlib", "1.3.2", "madler/zlib", "v1.3.1", ("pin", "main"))
+    assert [e.name for e in manifest.of("archive", profile="pin")] == []
+    assert manifest.of("archive", profile="main")[0].stand_in == "7f393bbb"
+    assert real_trees.wanted_revisions(manifest.of("archive")[0]) == ["7f393bbb"]  # what is laid out: the stand-in
+    assert dict(manifest.of("archive-dir")[0].debian)["source"] == "libzstd"
+    assert manifest.of("graph-module")[0].xla == ()
+    assert real_trees.wanted_revisions(manifest.core("jax")) == [real_trees.pin("jax")["commit"], "jax-v0.11.0"]
+    assert manifest.repositories() == ["bazelbuild/bazel-central-registry", "bazelbuild/rules_cc", "dmlc/dlpack",
+                                       "google-ml-infra/rules_ml_toolchain", "jax-ml/jax", "madler/zlib", "ROCm/xla"]
+
+
+def test_every_problem_of_a_manifest_is_named_at_once(tmp_path):
+    path = write_manifest(tmp_path, """
+[[entry]]
+kind = "modul"
+name = "x"
+
+[[entry]]
+kind = "module"
+name = "zlib"
+repo = "zlib"
+rev = "v1.3.1"
+sha = "1234"
+
+[[entry]]
+kind = "archive"
+name = "dlpack"
+repo = "dmlc/dlpack"
+rev = "v1.1"
+xla = ["pin", "tip"]
+
+[[entry]]
+kind = "archive-dir"
+name = "dlpack"
+rev = "v1.1"
+debian = { source = "dlpack" }
+xla = ["pin"]
+
+[[entry]]
+kind = "load-only-module"
+name = "grpc"
+generator = "curl https://example.invalid | sh"
+
+[[entry]]
+kind = "xla"
+repo = "openxla/xla"
+""")
+    with pytest.raises(real_trees.TreeError) as raised:
+        real_trees.read_manifest(path)
+    message = str(raised.value)
+    for problem in ("entry 5 (modul x): kind must be one of", "entry 6 (module zlib): lacks version",
+                    "entry 6 (module zlib): sha not taken by kind module", "repo 'zlib' is not OWNER/NAME",
+                    "xla names no [profile.*]: tip", "debian needs exactly source, file, sha256",
+                    "generator must be one of tools/grpc_stub.py", "2 entries of kind xla",
+                    "archive dlpack is listed 2 times for profile pin"):
+        assert problem in message, (problem, message)
+
+
+def bare(tmp_path: Path, name: str, upstream_repo: Path) -> Path:
+    """A snapshot as the search tool's fetch writes it: MIRROR/OWNER+NAME/repo, a bare git directory."""
+    target = tmp_path / "mirror" / name / "repo"
+    subprocess.run(["git", "clone", "-q", "--bare", str(upstream_repo), str(target)], check=True)
+    return target
+
+
+def test_the_mirror_is_searched_as_fetch_and_git_clone_lay_repositories_out(upstream, tmp_path):
+    repo, _, _ = upstream
+    mirror = tmp_path / "mirror"
+    assert real_trees.mirror_git_dir(mirror, "o/snapshot") is None
+    snapshot = bare(tmp_path, "o+snapshot", repo)
+    assert real_trees.mirror_git_dir(mirror, "o/snapshot") == snapshot
+    subprocess.run(["git", "clone", "-q", str(repo), str(mirror / "o+clone" / "repo")], check=True)
+    assert real_trees.mirror_git_dir(mirror, "o/clone") == mirror / "o+clone" / "repo" / ".git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(mirror / "o+flat")], check=True)
+    assert real_trees.mirror_git_dir(mirror, "o/flat") == mirror / "o+flat"
+    (mirror / "o+empty" / "repo").mkdir(parents=True)
+    assert real_trees.mirror_git_dir(mirror, "o/empty") is None
+
+
+def test_missing_repositories_are_one_list_to_fetch_and_nothing_is_laid_out(upstream, tmp_path, capsys):
+    repo, first, _ = upstream
+    run(repo, "tag", "v1.3.1", first)
+    for name in ("madler+zlib", "dmlc+dlpack"):
+        bare(tmp_path, name, repo)
+    path = write_manifest(tmp_path, """
+[[entry]]
+kind = "module"
+name = "zlib"
+version = "1.3.2"
+repo = "madler/zlib"
+rev = "v1.3.1"
+
+[[entry]]
+kind = "archive"
+name = "dlpack"
+repo = "dmlc/dlpack"
+rev = "77aafa4d"
+xla = ["main"]
+
+[[entry]]
+kind = "archive"
+name = "XNNPACK"
+repo = "google/XNNPACK"
+rev = "76de1380"
+
+[[entry]]
+kind = "archive"
+name = "onednn"
+repo = "uxlfoundation/oneDNN"
+rev = "v3.7.3"
+
+[[entry]]
+kind = "archive"
+name = "onednn_async"
+repo = "uxlfoundation/oneDNN"
+rev = "v3.11.3"
+""")
+    dest = tmp_path / "trees"
+    status = real_trees.main(["--manifest", str(path), "--mirror", str(tmp_path / "mirror"), "--dest", str(dest)])
+    out, err = capsys.readouterr()
+    assert status == 2 and not dest.exists()
+    # Every repository absent, once each, one a line (the core four too: the mirror has none of them).
+    assert out.splitlines() == ["bazelbuild/bazel-central-registry", "google-ml-infra/rules_ml_toolchain", "google/XNNPACK",
+                                "jax-ml/jax", "ROCm/xla", "uxlfoundation/oneDNN"]
+    assert "6 repositories of" in err and "fetch github:OWNER/NAME" in err
+    # A repository at hand without the revision an entry names is said too, with what to do.
+    assert "dmlc/dlpack lacks 77aafa4d (archive dlpack (main)): fetch a newer snapshot, or name a revision" in err
+    assert "madler/zlib lacks" not in err
+    # --profile pin leaves out what serves main alone.
+    real_trees.main(["--manifest", str(path), "--mirror", str(tmp_path / "mirror"), "--dest", str(dest), "--profile", "pin"])
+    assert "dlpack" not in capsys.readouterr().err
+    # --only core asks for the core four alone.
+    real_trees.main(["--manifest", str(path), "--mirror", str(tmp_path / "mirror"), "--dest", str(dest), "--only", "core"])
+    assert capsys.readouterr().out.splitlines() == ["bazelbuild/bazel-central-registry", "google-ml-infra/rules_ml_toolchain",
+                                                    "jax-ml/jax", "ROCm/xla"]
+
+
+def test_the_manifest_agrees_with_the_xla_trees_or_says_what_to_update(tmp_path):
+    manifest = real_trees.read_manifest(write_manifest(tmp_path, """
+[[entry]]
+kind = "archive"
+name = "dlpack"
+repo = "dmlc/dlpack"
+rev = "v1.1"
+
+[[entry]]
+kind = "archive"
+name = "gone"
+repo = "o/gone"
+rev = "v1"
+xla = ["pin"]
+"""))
+    for folder, rev in (("xla-pin", "v1.1"), ("xla-main", "v1.2")):
+        (tmp_path / folder / "third_party" / "dlpack").mkdir(parents=True)
+        (tmp_path / folder / "third_party" / "dlpack" / "workspace.bzl").write_text(f'''
+def repo():
+    tf_http_archive(name = "dlpack", sha256 = "2e3b", strip_prefix = "dlpack-{rev}",
+                    urls = tf_mirror_urls("https://github.com/dmlc/dlpack/archive/refs/tags/{rev}.tar.gz"))
+''')
+    problems = real_trees.declaration_problems(manifest, list(manifest.profiles.values()), tmp_path)
+    assert problems == ["archive gone (pin): xla-pin declares no archive of that name (third_party/**/workspace.bzl)",
+                        "archive dlpack (pin, main): the manifest says v1.1, xla-main's third_party/dlpack/workspace.bzl "
+                        "v1.2: update tools/real_trees.toml"]
+
+
+def test_a_profile_besides_the_pins_gets_an_env_file_of_its_own_trees(tmp_path):
+    (tmp_path / "env.sh").write_text("# header\nexport JAX_ROCM_TEST_REGISTRY=/r\nexport JAX_ROCM_TEST_XLA_TREE=/x/xla-pin\n"
+                                     "# export JAX_ROCM_TEST_XLA_TREE=/x/xla-main\nexport JAX_ROCM_TEST_FULL_BAZELRC=/x/full.bazelrc\n")
+    profile = real_trees.Profile("main", "jax-v0.11.0", "main")
+    real_trees.profile_env(tmp_path, profile, "env-main.sh", "full-main.bazelrc", tmp_path / "jax_patches" / "jax-v0.11.0")
+    lines = (tmp_path / "env-main.sh").read_text().splitlines()
+    assert lines[0].startswith("# Written by tools/real_trees.py --manifest: profile main") and "--jax-source-dir=" in lines[0]
+    assert lines[1:] == ["export JAX_ROCM_TEST_REGISTRY=/r", f"export JAX_ROCM_TEST_JAX_TREE={tmp_path}/jax-v0.11.0",
+                         f"export JAX_ROCM_TEST_XLA_TREE={tmp_path}/xla-main",
+                         f"export JAX_ROCM_TEST_FULL_BAZELRC={tmp_path}/full-main.bazelrc"]
+
+
+def test_module_trees_rc_and_env_files_go_where_they_are_named(upstream, tmp_path):
+    repo, _, second = upstream
+    dest = tmp_path / "trees"
+    assert real_trees.main(["--dest", str(dest), "--module", f"up@2.0.0={repo}@v2", "--modules-folder", "modules-main",
+                            "--full-rc", "full-main.bazelrc", "--env-file", "env-main.sh"]) == 0
+    assert (dest / "modules-main" / "up-v2" / real_trees.STAMP).is_file()
+    assert f"common --override_module=up={dest}/modules-main/up-v2" in (dest / "full-main.bazelrc").read_text()
+    assert (dest / "env-main.sh").read_text().splitlines()[-1] == f"export JAX_ROCM_TEST_FULL_BAZELRC={dest}/full-main.bazelrc"
+    assert not (dest / "full.bazelrc").exists() and not (dest / "env.sh").exists()
+
+
+# The checked-in manifest, and docs/testing.md's account of it.
+TESTING_MD = real_trees.CHECKOUT / "docs" / "testing.md"
+COMMAND = "python3 tools/real_trees.py --manifest tools/real_trees.toml --mirror /work/.mirror --dest ~/.cache/trees"
+
+
+def test_the_checked_in_manifest_reads_and_every_xla_archive_names_its_repository():
+    manifest = real_trees.read_manifest(real_trees.MANIFEST)
+    assert {p.name for p in manifest.profiles.values() if p.is_checkouts} == {"pin"}
+    assert {e.kind for e in manifest.entries} == set(real_trees.KINDS)
+    for entry in manifest.of("module", "graph-module", "archive"):
+        assert entry.repo and entry.rev, entry
+    # Each profile has one grpc, and each module once: what full.bazelrc names.
+    for profile in manifest.profiles:
+        names = [e.name for e in manifest.of("module", "load-only-module", profile=profile)]
+        assert "grpc" in names and len(names) == len(set(names))
+
+
+def documented_repositories() -> list[str]:
+    text = TESTING_MD.read_text()
+    begin, end = "<!-- real_trees.toml repositories: begin -->", "<!-- real_trees.toml repositories: end -->"
+    assert begin in text and end in text, f"docs/testing.md lacks the markers {begin} ... {end}"
+    block = text.split(begin, 1)[1].split(end, 1)[0]
+    return re.findall(r"`([\w.-]+/[\w.-]+)`", block)
+
+
+def test_docs_testing_md_gives_the_one_command_and_the_manifests_repositories():
+    text = " ".join(TESTING_MD.read_text().split())
+    assert COMMAND in text
+    assert documented_repositories() == real_trees.read_manifest(real_trees.MANIFEST).repositories(), (
+        "docs/testing.md's list differs from tools/real_trees.toml's: paste the output of "
+        "`python3 tools/real_trees.py --manifest tools/real_trees.toml --repositories` between its markers, each as `owner/name`")
