@@ -217,7 +217,8 @@ DRY_RUN = ["--sources=examples", f"--jax-source-dir={CI_BUILD_CHECKOUT}", "--dry
 
 @pytest.fixture
 def recorded(monkeypatch):
-    """Commands ci_build would run; the interpreters it would find."""
+    """Commands ci_build would run (sandbox.run's and sandbox.run_bazel's, which succeed); the
+    interpreters it would find."""
     from ci_build_cli import pythons, sandbox as ci_sandbox, sources
 
     commands = []
@@ -227,6 +228,8 @@ def recorded(monkeypatch):
         return 0
 
     monkeypatch.setattr(ci_sandbox, "run", run)
+    # Bazel's builds, whose output ci_build keeps (a real run_bazel prints the command first).
+    monkeypatch.setattr(ci_sandbox, "run_bazel", lambda cmd, dry_run: (run(cmd, dry_run), ""))
     monkeypatch.setattr(pythons, "find_interpreters",
                         lambda **_: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
     monkeypatch.setattr(sources.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))

@@ -25,6 +25,12 @@ from pathlib import Path
 
 # Kinds that name files or settings, not something to build.
 NOT_BUILT = frozenset({"source-file", "generated-file", "package-group", "environment-group"})
+# What of a closure to ask Bazel for: the rules of XLA, TSL, JAX's modules and this project
+# (their dependencies build with them), without those tagged no_oss (what XLA's open-source
+# build leaves out: TSL's Windows sources ...) or cuda-only (the other platform's branch of a
+# select(), which a query lists like any other).
+BUILT_REPOSITORIES = ("@xla", "@tsl", "//jaxlib", "@jax_rocm_build")
+NOT_FOR_THIS_BUILD = frozenset({"no_oss", "cuda-only"})
 
 
 @dataclasses.dataclass(frozen=True)

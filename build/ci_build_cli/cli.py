@@ -17,7 +17,7 @@ import argparse
 import os
 import sys
 
-from . import inputs, options, sandbox
+from . import inputs, options, sandbox, sources
 from .commands import check_doctor, check_native, cmd_doctor, cmd_native
 from .dist_wheels import check_dist_wheels, cmd_dist_wheels
 from .options import CHECKED_VALUES, OPTIONS
@@ -63,10 +63,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         if getattr(args, dest) is not None:
             setattr(args, dest, check(getattr(args, dest)))
     args.host = args.host or sandbox.host_from_env(os.environ.get(sandbox.HOST_ENV))
-    if args.host and getattr(args, "mode", "kernels") == "full":
-        raise inputs.InputError("--mode=full runs upstream's graph with the sandbox's Debian Bazel (full/debian.bazelrc), "
-                                "not in host mode: drop --host (or unset JAX_ROCM_HOST) for full mode")
+    if args.command in MODE_COMMANDS:
+        args.mode = sources.decide_mode(args.mode, real_xla_asked(args))
+    if args.host and args.mode == "full":
+        raise inputs.InputError("full mode (XLA's real PJRT plugin, from the pin or --xla-source-dir, builds only in "
+                                "upstream's graph) runs with the sandbox's Debian Bazel (full/debian.bazelrc), not in "
+                                "host mode: drop --host (or unset JAX_ROCM_HOST), or build the examples/xla stand-in "
+                                "in host mode with --sources=examples")
     return args
+
+
+# The subcommands that build, and so run one mode or the other (sources.decide_mode).
+MODE_COMMANDS = ("native", "preflight", "dist_wheels")
+
+
+def real_xla_asked(args: argparse.Namespace) -> bool:
+    """Whether the command line (and, for preflight, upstream CI's JAXCI_* variables) names a
+    real XLA for the PJRT plugin."""
+    if args.command == "preflight" and not args.xla_source_dir and (
+            os.environ.get("JAXCI_XLA_GIT_DIR") or os.environ.get("JAXCI_CLONE_MAIN_XLA") == "1"):
+        return True
+    return sources.real_xla(args)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,7 @@ import time
 
 from third_party.gpus import find_rocm_config as finder
 
-from . import pythons, sandbox, sources, toolkit
+from . import full, pythons, sandbox, sources, toolkit
 from .paths import SANDBOX
 
 
@@ -21,9 +21,11 @@ def check_doctor(args: argparse.Namespace) -> None:
 
 
 def check_native(args: argparse.Namespace) -> None:
-    """native's inputs (before the lock, cli.main): the toolkit, the source trees, the pins."""
+    """native's inputs (before the lock, cli.main): the toolkit, the source trees, full mode's
+    (last but the pins: the registry's may ask the network), the pins."""
     toolkit.check_inputs(args)
     sources.check_local_sources(args)
+    full.check_inputs(args)
     sources.check_pins_reachable(args)
 
 NATIVE_TARGETS = ["//:xla_rocm_plugin", "//jaxlib/rocm:rocm_extensions"]
@@ -76,6 +78,8 @@ def host_doctor(args: argparse.Namespace) -> int:
 def cmd_native(args: argparse.Namespace) -> int:
     """Build the native artifacts: XLA's ROCm PJRT plugin (//:xla_rocm_plugin) and JAX's ROCm FFI modules."""
     toolkit.announce_rocm_source(args)
+    if args.mode == "full":
+        return sandbox.provision(args, "full") or full.prepare(args) or full.build_native(args, "native")
     return sandbox.provision(args, "full") or sandbox.run_steps("native", [
         sandbox.bazel(args) + ["build", *sandbox.bazel_flags(args), *NATIVE_TARGETS],
     ], args.dry_run)

@@ -9,19 +9,21 @@ against the manifest the repository rule read once it fetched the tarball.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
 import shlex
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from third_party.gpus import find_rocm_config as finder
 
 from . import full, inputs, pythons, sandbox, sources, toolkit, wheels
 from .options import RBE_CONFIGS
-from .paths import CHECKOUT
+from .paths import CACHE, CHECKOUT, OURS
 
 # @local_config_rocm's canonical name in each mode's graph: its rocm_config.json lies in
 # <output base>/external/<name>/ once the repository rule ran.
@@ -79,10 +81,13 @@ def check_toolkit(args: argparse.Namespace) -> None:
                                     f"{' '.join(supported)}")
 
 
-def full_mode_failed() -> None:
-    print("ci_build dist_wheels: full mode's build failed (above). It downloads what JAX's own build downloads "
-          "(docs/full-mode.md); without network, --registry=DIR and a --distdir=DIR holding every archive "
-          "Bazel named above.", file=sys.stderr)
+def say_why_it_failed(args: argparse.Namespace, rc: int, command: list[str], output: str) -> None:
+    """After a failed build: in full mode, the one closing line naming what Bazel could not fetch;
+    where an action failed, the way out of a damaged output base (sandbox.damaged_outputs_hint)."""
+    sandbox.say_damaged_outputs_hint("dist_wheels", rc, command, output)
+    if args.mode == "full":
+        xla = Path(args.xla_source_dir).expanduser().resolve() if args.xla_source_dir else None
+        print(f"ci_build dist_wheels: {full.stop_line(output, xla)}", file=sys.stderr)
 
 
 def check_fetched_toolkit(args: argparse.Namespace, bazel: list[str], build_args: list[str]) -> int:
@@ -92,10 +97,10 @@ def check_fetched_toolkit(args: argparse.Namespace, bazel: list[str], build_args
     name = toolkit.tarball_release(args)[0]
     print(f"ci_build dist_wheels: fetching {name} to check --rocm-version={args.rocm_version} against its manifest "
           "before anything compiles", file=sys.stderr, flush=True)
-    rc = sandbox.run(bazel + ["build", "--nobuild", *build_args], dry_run=False)
+    command = bazel + ["build", "--nobuild", *build_args]
+    rc, output = sandbox.run_bazel(command, dry_run=False)
     if rc:
-        if args.mode == "full":
-            full_mode_failed()
+        say_why_it_failed(args, rc, command, output)
         return rc
     info = bazel + ["info", *build_args[:-1], "output_base"]  # the build's options: nothing re-analysed
     print("+ " + shlex.join(info), file=sys.stderr, flush=True)
@@ -128,26 +133,28 @@ def choose_wheel_kind(args: argparse.Namespace) -> None:
 def check_dist_wheels(args: argparse.Namespace) -> None:
     """dist_wheels' inputs, before the lock (cli.main): what they say of each other, the
     toolkit, the source trees, the kind of wheel (decided here when --wheel-kind is not given),
-    the manylinux policy, --output-dir and the pins."""
+    the manylinux policy, --output-dir, then what may ask the network: full mode's and the pins."""
     toolkit.check_inputs(args)
-    full.check_inputs(args)
     sources.check_local_sources(args)
     choose_wheel_kind(args)
     required = wheels.required_policy(args)
     if required:
         wheels.policy_name(required)  # a misspelt policy fails before anything runs
     inputs.output_dir(args.output_dir or CHECKOUT / "dist")
+    full.check_inputs(args)
     sources.check_pins_reachable(args)
 
 
 @dataclasses.dataclass(frozen=True)
 class BuildPlan:
-    """The one `bazel build` of the wheels: the command up to `build`, its arguments, the
-    workspace whose bazel-bin receives the wheels (None: the checkout's), and the Pythons."""
+    """One `bazel build` of wheels: the command up to `build`, its arguments, the workspace whose
+    bazel-bin receives the wheels (None: the checkout's), the Pythons of its plugin wheels, and
+    whether it builds the PJRT wheel too."""
     bazel: list[str]
     build_args: list[str]
     workspace: Path | None
     interpreters: list[pythons.Interpreter]
+    builds_pjrt: bool = True
 
     @property
     def command(self) -> list[str]:
@@ -183,38 +190,51 @@ def choose_interpreters(args: argparse.Namespace) -> list[pythons.Interpreter]:
     return interpreters
 
 
+def release_configs(args: argparse.Namespace) -> tuple[str, ...]:
+    """rocm/rocm.bazelrc's configs of a release build, in either mode: one that includes rocm
+    (rocm_release; with remote execution its config, then release_settings), then the host
+    toolchain's (Zig's clang for glibc 2.28: the sandbox's glibc no longer decides the policy;
+    --compiler configures the sandbox's own toolchain, --host-toolchain=sandbox)."""
+    rbe = RBE_CONFIGS[args.rbe]
+    configs = (rbe, "release_settings") if rbe else ("rocm_release",)
+    return configs + (("manylinux_2_28",) if args.host_toolchain == "manylinux_2_28" else ())
+
+
+def reproducible() -> list[str]:
+    return [f"--action_env=SOURCE_DATE_EPOCH={os.environ['SOURCE_DATE_EPOCH']}"] if os.environ.get("SOURCE_DATE_EPOCH") else []
+
+
 def kernels_build_flags(args: argparse.Namespace, interpreters: list[pythons.Interpreter]) -> list[str]:
-    """This project's graph: remote execution's config, ROCm's (with the host toolchain's right
-    after it), the release config, the wheels' version flags, the Pythons, the compiler."""
-    rbe = [f"--config={RBE_CONFIGS[args.rbe]}"] if RBE_CONFIGS[args.rbe] else []
-    # Zig's clang for glibc 2.28 with its own libc++ (toolchains/manylinux): the sandbox's
-    # glibc no longer decides the policy. This toolchain is clang already; --compiler
-    # configures the sandbox's own toolchain (--host-toolchain=sandbox).
-    toolchain = ("manylinux_2_28",) if args.host_toolchain == "manylinux_2_28" else ()
-    flags = rbe + sandbox.bazel_flags(args, toolchain) + ["--config=rocm_release"] + wheels.wheel_flags(args)
+    """This project's graph: the release configs and the toolkit, the wheels' version flags, the
+    Pythons, the compiler."""
+    flags = sandbox.bazel_flags(args, release_configs(args)) + wheels.wheel_flags(args)
     if interpreters:
         flags.append(f"--repo_env=JAX_ROCM_PYTHON={','.join(i.path for i in interpreters)}")
     if args.compiler == "clang":
         flags.append(f"--repo_env=CC={clang(args)}")
-    if os.environ.get("SOURCE_DATE_EPOCH"):
-        flags.append(f"--action_env=SOURCE_DATE_EPOCH={os.environ['SOURCE_DATE_EPOCH']}")
-    return flags
+    return flags + reproducible()
 
 
-def plan_build(args: argparse.Namespace, interpreters: list[pythons.Interpreter]) -> BuildPlan | int:
-    """The build of the wheels in this project's graph, or in upstream's (full/: its toolchains,
-    one Python, and this project's settings named from the root module there); an exit code
-    where full mode's preparation failed."""
+PJRT_AND_PLUGIN, PLUGIN_ONLY = "//:jax_rocm_wheels", "//:jax_rocm_plugin_wheel"
+
+
+def plan_build(args: argparse.Namespace, interpreters: list[pythons.Interpreter]) -> list[BuildPlan] | int:
+    """The builds of the wheels: in this project's graph one, for every Python; in upstream's
+    (full/) one per Python, as JAX's own build runs, in one output base and action cache, the
+    PJRT wheel (which no Python changes) built by the first only. An exit code where full mode's
+    preparation failed."""
     binds = [i.bind for i in interpreters if i.bind]
     if args.mode != "full":
-        return BuildPlan(sandbox.bazel(args, binds), [*kernels_build_flags(args, interpreters), "//:jax_rocm_wheels"],
-                         None, interpreters)
+        return [BuildPlan(sandbox.bazel(args, binds), [*kernels_build_flags(args, interpreters), PJRT_AND_PLUGIN],
+                          None, interpreters)]
     rc = full.prepare(args)
     if rc:
         return rc
-    flags = ((["--config=rocm_rbe"] if args.rbe != "off" else []) + full.full_flags(args) + ["--config=rocm_release"] +
-             full.in_this_module(wheels.wheel_flags(args)) + full.full_python(interpreters))
-    return BuildPlan(full.full_bazel(args, binds), [*flags, "//:jax_rocm_wheels"], full.FULL, interpreters)
+    bazel = full.full_bazel(args, binds)
+    flags = full.full_flags(args, release_configs(args)) + wheels.wheel_flags(args) + reproducible()
+    return [BuildPlan(bazel, [*flags, *full.full_python(python), PJRT_AND_PLUGIN if n == 0 else PLUGIN_ONLY],
+                      full.FULL, [python], builds_pjrt=n == 0)
+            for n, python in enumerate(interpreters)]
 
 
 def refuse_unlabelled_release(args: argparse.Namespace, built: list[wheels.BuiltWheel]) -> int:
@@ -268,15 +288,41 @@ def report_toolkit(args: argparse.Namespace, info: dict, output_dir: Path) -> in
     return 0
 
 
-def collect(plan: BuildPlan, output_dir: Path) -> int:
+def build_one(args: argparse.Namespace, plan: BuildPlan, required: str | None) -> list[Path] | int:
+    """One Bazel run of the wheels: built, checked for stand-ins, audited, then built again with
+    the tag the audit allows; the tagged wheels' paths, or an exit code."""
+    if args.mode == "full":  # where the graph cannot be complete (offline, no LLVM): as much as can be had
+        rc = full.build_what_can_be_built(args, "dist_wheels", plan.bazel, plan.build_args[:-1], plan.build_args[-1:])
+    else:
+        rc, output = sandbox.run_bazel(plan.command, args.dry_run)
+        sandbox.say_damaged_outputs_hint("dist_wheels", rc, plan.command, output)
+    if rc:
+        return rc
+    if args.dry_run:
+        return []
+    paths = wheels.built_wheels(plan.interpreters, plan.workspace, plan.builds_pjrt)
+    if not paths:
+        print("ci_build dist_wheels: Bazel succeeded but wrote no wheel", file=sys.stderr)
+        return 1
+    if refuse_unlabelled_release(args, [wheels.read_wheel(path) for path in paths]):
+        return 1
+    step(2, "auditing the manylinux policy (ROCm libraries excluded)")
+    tag = audited_tag(paths, required)
+    if tag is None:
+        return 1
+    step(3, f"tagging the wheels {tag}")
+    rc = sandbox.run(plan.command + [f"--{OURS}wheel:platform_tag={tag}"], dry_run=False)
+    return rc or wheels.built_wheels(plan.interpreters, plan.workspace, plan.builds_pjrt)
+
+
+def collect(paths: list[Path], output_dir: Path) -> int:
     """The tagged wheels into --output-dir, and their table."""
-    built_paths = wheels.built_wheels(plan.interpreters, plan.workspace)
     try:
-        collected = wheels.collect_wheels(built_paths, output_dir)
+        collected = wheels.collect_wheels(paths, output_dir)
     except OSError as e:
         print(f"ci_build dist_wheels: cannot write the wheels to {output_dir}: {e.strerror or e}; free space there or "
               f"choose another --output-dir and run again (the build is cached: it only copies). Nothing was left "
-              f"there; the wheels are in {built_paths[0].parent.parent}", file=sys.stderr)
+              "there; Bazel's bazel-bin still holds the last build's", file=sys.stderr)
         return 1
     print(wheels.summary_table(collected))
     return 0
@@ -289,44 +335,35 @@ def cmd_dist_wheels(args: argparse.Namespace) -> int:
     rc = prepare_toolkit(args)
     if rc:
         return rc
-    plan = plan_build(args, choose_interpreters(args))
-    if isinstance(plan, int):
-        return plan
+    plans = plan_build(args, choose_interpreters(args))
+    if isinstance(plans, int):
+        return plans
     if args.rocm_version and toolkit.tarball_release(args):
         if args.dry_run:
             print(f"# first: the same build with --nobuild (the repository rule fetches the tarball), then "
                   f"--rocm-version={args.rocm_version} against its manifest (rocm_config.json)", file=sys.stderr)
         else:
-            rc = check_fetched_toolkit(args, plan.bazel, plan.build_args)
+            rc = check_fetched_toolkit(args, plans[0].bazel, plans[0].build_args)
             if rc:
                 return rc
-    step(1, "building the wheels with Bazel")
-    rc = sandbox.run(plan.command, args.dry_run)
-    if rc and args.mode == "full":
-        full_mode_failed()
-    elif rc:
-        sandbox.say_damaged_outputs_hint("dist_wheels", rc, plan.command)
-    if rc or args.dry_run:
+    built: list[Path] = []
+    with contextlib.ExitStack() as stack:
+        kept = "" if args.dry_run else stack.enter_context(tempfile.TemporaryDirectory(prefix="ci_build-wheels-", dir=CACHE))
+        for n, plan in enumerate(plans, 1):
+            python = f" for Python {plan.interpreters[0].version} ({n} of {len(plans)})" if len(plans) > 1 else ""
+            step(1, f"building the wheels with Bazel{python}")
+            paths = build_one(args, plan, required)
+            if isinstance(paths, int):
+                return paths
+            # A later run (another Python) rewrites bazel-bin: each run's wheels are kept aside.
+            for path in paths:
+                shutil.copyfile(path, Path(kept) / path.name)
+                built.append(Path(kept) / path.name)
         if args.dry_run:
-            print("# then: wheel/wheel_audit.py on the wheels" + (f" (--manylinux={required})" if required else "") +
-                  ", and the same build with --//wheel:platform_tag=" + (f"{required}_x86_64" if required else
-                  "<the policy it certifies>"), file=sys.stderr)
-        return rc
-    paths = wheels.built_wheels(plan.interpreters, plan.workspace)
-    if not paths:
-        print("ci_build dist_wheels: Bazel succeeded but wrote no wheel", file=sys.stderr)
-        return 1
-    built = [wheels.read_wheel(path) for path in paths]  # each wheel's build_info.json, read once
-    if refuse_unlabelled_release(args, built):
-        return 1
-    step(2, "auditing the manylinux policy (ROCm libraries excluded)")
-    tag = audited_tag(paths, required)
-    if tag is None:
-        return 1
-    step(3, f"tagging the wheels {tag}")
-    tag_flag = f"--//wheel:platform_tag={tag}"
-    rc = sandbox.run(plan.command + (full.in_this_module([tag_flag]) if args.mode == "full" else [tag_flag]), dry_run=False)
-    if rc:
-        return rc
-    # The tagged wheels hold the same build_info.json.
-    return report_toolkit(args, built[0].build_info, output_dir) or collect(plan, output_dir)
+            print("# then, after each build: wheel/wheel_audit.py on its wheels" +
+                  (f" (--manylinux={required})" if required else "") + ", and the same build with "
+                  f"--{OURS}wheel:platform_tag=" + (f"{required}_x86_64" if required else "<the policy it certifies>"),
+                  file=sys.stderr)
+            return 0
+        # The tagged wheels hold the same build_info.json.
+        return report_toolkit(args, wheels.read_wheel(built[0]).build_info, output_dir) or collect(built, output_dir)

@@ -9,6 +9,7 @@ import difflib
 import hashlib
 import json
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -17,51 +18,70 @@ from pathlib import Path
 
 from third_party.gpus import extract_archive
 from third_party.private import source_tree
+from tools import full_closure
 
-from . import inputs, sandbox, toolkit
+from . import inputs, pythons, sandbox, toolkit
 from .paths import CACHE, CHECKOUT
 from .pythons import Interpreter
 
 # The root module of upstream's graph (full/MODULE.bazel), and how Debian's Bazel in the
-# sandbox runs it: without the sandbox's kernels-mode stand-in modules (full/debian.bazelrc).
+# sandbox runs it: without the sandbox's kernels-mode stand-in modules (--nosystem_rc drops
+# them; full/debian.bazelrc says what Debian's Bazel needs instead), but with what every
+# workspace in the sandbox shares, the action cache among it: the part of the system rc the
+# sandbox also writes alone (tools/sandbox_root/environment.py, SHARED_BAZELRC).
 FULL = CHECKOUT / "full"
-FULL_BAZEL = ["/usr/bin/bazel", "--nosystem_rc", "--bazelrc=debian.bazelrc", f"--output_user_root={CACHE / 'bazel'}"]
+SHARED_BAZELRC = "/etc/bazel.shared.bazelrc"
+FULL_BAZEL = ["/usr/bin/bazel", "--nosystem_rc", f"--bazelrc={SHARED_BAZELRC}", "--bazelrc=debian.bazelrc",
+              f"--output_user_root={CACHE / 'bazel'}"]
 # What each module of the full graph must call local_config_rocm (and rules_ml_toolchain,
 # config_rocm_hipcc): this project's repository.
 OUR_ROCM = "jax_rocm_build~~rocm~local_config_rocm"
 
 
-def in_this_module(flags: list[str]) -> list[str]:
-    """Kernels-mode flags of this project's settings (--//rocm:..., --//wheel:...) as full/'s root
-    module names them: this project is the module jax_rocm_build there."""
-    return [re.sub(r"^--(no)?//", r"--\1@jax_rocm_build//", f) for f in flags]
-
-
-def one_python(versions: list[str]) -> str:
-    return (f"full mode builds for one Python per run (XLA's hermetic Python), not {', '.join(versions) or 'none'}; "
-            "pass --python-versions=3.X")
+def registry_unreachable(timeout: float = 10) -> str | None:
+    """Why the Bazel Central Registry cannot be reached from here (None: it can)."""
+    try:
+        urllib.request.urlopen(urllib.request.Request(f"{BCR}/bazel_registry.json", method="HEAD"), timeout=timeout).close()
+    except OSError as e:
+        return str(getattr(e, "reason", e))
+    return None
 
 
 def check_inputs(args: argparse.Namespace) -> None:
-    """--mode=full with several --python-versions fails before anything runs (InputError)."""
-    versions = args.python_versions.split(",") if args.python_versions else []
-    if args.mode == "full" and len(versions) > 1:
-        raise inputs.InputError(f"--mode=full and --python-versions={args.python_versions}: {one_python(versions)}")
+    """Full mode's inputs, before the lock, the sandbox and Bazel (InputError): --bazelrc is a
+    file, --registry a registry, and without one, the Bazel Central Registry reachable (upstream's
+    graph resolves from it: offline, nothing else could build)."""
+    if args.bazelrc and args.mode != "full":
+        raise inputs.InputError(f"--bazelrc={args.bazelrc} is read by full mode's Bazel only; in kernels mode put its "
+                                "lines in user.bazelrc at the checkout's root")
+    if args.mode != "full":
+        return
+    if args.bazelrc and not Path(args.bazelrc).expanduser().is_file():
+        raise inputs.InputError(f"--bazelrc={args.bazelrc} is not a file")
+    if args.registry and "://" not in args.registry and not (Path(args.registry).expanduser() / "modules").is_dir():
+        raise inputs.InputError(f"--registry={args.registry} is not a Bazel registry (it has no modules/ folder): pass a "
+                                "checkout of the Bazel Central Registry")
+    if not args.registry and not args.dry_run:
+        why = registry_unreachable()
+        if why:
+            raise inputs.InputError(f"a real XLA builds in full mode, upstream's module graph, which resolves from the "
+                                    f"Bazel Central Registry ({BCR}: {why}). Offline, pass --registry=DIR --distdir=DIR "
+                                    "--bazelrc=FILE as tools/real_trees.py lays them out (docs/full-mode.md#offline), "
+                                    "or build the offline demo with --sources=examples")
 
 
-def full_python(interpreters: list[Interpreter]) -> list[str]:
-    """Full mode builds JAX's modules for one Python, XLA's hermetic one, as JAX's build does:
-    the flags that make it and @local_config_python the same (full/jaxlib/rocm/defs.bzl checks).
-    Any other number of interpreters is an InputError (--python-versions=3.X chooses one)."""
-    if len(interpreters) != 1:
-        raise inputs.InputError(one_python([i.version for i in interpreters]))
-    python = interpreters[0]
+def full_python(python: Interpreter) -> list[str]:
+    """Full mode builds JAX's modules for one Python per Bazel run, XLA's hermetic one, as JAX's
+    build does: the flags that make it and @local_config_python the same (full/jaxlib/rocm/defs.bzl
+    checks). Several Pythons are several runs in one output base (dist_wheels.plan_build)."""
     return [f"--repo_env=HERMETIC_PYTHON_VERSION={python.version}", f"--repo_env=JAX_ROCM_PYTHON={python.path}"]
 
 
-def full_flags(args: argparse.Namespace) -> list[str]:
-    """Flags of a full-mode command: the XLA checkout as the xla module, where modules resolve from."""
-    flags = in_this_module(toolkit.rocm_flags(args))
+def full_flags(args: argparse.Namespace, configs: tuple[str, ...] = ("rocm",)) -> list[str]:
+    """Flags of a full-mode command: rocm/rocm.bazelrc's `configs` and the toolkit (as in kernels
+    mode: full/.bazelrc imports the same file), the XLA checkout as the xla module, where modules
+    resolve from."""
+    flags = toolkit.rocm_flags(args, configs)
     if args.xla_source_dir:
         xla = Path(args.xla_source_dir).expanduser().resolve()
         flags += [f"--override_module=xla={xla}", f"--override_repository=xla={xla}"]
@@ -74,15 +94,156 @@ def full_flags(args: argparse.Namespace) -> list[str]:
     return flags
 
 
+def bazelrc_trees(bazelrc: Path) -> list[str]:
+    """The folders a --bazelrc file (and the files it imports) names with --override_module or
+    --override_repository (e.g. the full.bazelrc of tools/real_trees.py), and the files it
+    imports: what the sandbox must mount for Bazel to read them."""
+    text = bazelrc.read_text()
+    named = {str(Path(p)) for p in re.findall(r"--override_(?:module|repository)=[^=\s]+=(/\S+)", text)}
+    for imported in re.findall(r"^(?:try-)?import\s+(/\S+)", text, re.M):
+        if Path(imported).is_file():
+            named |= {str(Path(imported).parent), *bazelrc_trees(Path(imported))}
+    return sorted(named)
+
+
 def full_binds(args: argparse.Namespace) -> list[str]:
     paths = [p for p in (args.xla_source_dir, args.registry if args.registry and "://" not in args.registry else None,
                          args.distdir, args.jax_source_dir) if p]
-    return [str(Path(p).expanduser().resolve()) for p in paths]
+    binds = [str(Path(p).expanduser().resolve()) for p in paths]
+    if args.bazelrc:
+        rc = Path(args.bazelrc).expanduser().resolve()
+        binds += [str(rc.parent), *(t for t in bazelrc_trees(rc) if rc.parent not in Path(t).parents)]
+    return binds
 
 
 def full_bazel(args: argparse.Namespace, binds: list[str] = ()) -> list[str]:
-    """Debian's Bazel in the sandbox, in full/ (full/debian.bazelrc), with the full-mode inputs mounted."""
-    return sandbox.sandbox_run(args, [*full_binds(args), *binds]) + ["sh", "-c", 'cd "$0" && exec "$@"', str(FULL), *FULL_BAZEL]
+    """Debian's Bazel in the sandbox, in full/ (full/debian.bazelrc), with the full-mode inputs
+    mounted, and --bazelrc's file read last."""
+    extra = [f"--bazelrc={Path(args.bazelrc).expanduser().resolve()}"] if args.bazelrc else []
+    return (sandbox.sandbox_run(args, [*full_binds(args), *binds]) + ["sh", "-c", 'cd "$0" && exec "$@"', str(FULL),
+                                                                     *FULL_BAZEL, *extra])
+
+
+# What `native` and `preflight` build in full mode: upstream's PJRT plugin and every extension module.
+NATIVE_TARGETS = ["//:xla_rocm_plugin", "//:rocm_extensions"]
+
+
+def sandbox_python(args: argparse.Namespace) -> Interpreter:
+    """The Python `native` and `preflight` build JAX's modules for in full mode: the sandbox's first."""
+    found = pythons.find_interpreters(make_sandbox=not args.dry_run)
+    inside = [i for i in (found if found is not None else pythons.assumed_sandbox_interpreters()) if i.bind is None]
+    return inside[0]
+
+
+def build_native(args: argparse.Namespace, name: str) -> int:
+    """`native` (and `preflight`'s build) in full mode: the plugin and the modules in upstream's
+    graph, or as much of them as can be had (build_what_can_be_built)."""
+    flags = [*full_flags(args), *full_python(sandbox_python(args))]
+    return build_what_can_be_built(args, name, full_bazel(args), flags, NATIVE_TARGETS)
+
+
+def build_what_can_be_built(args: argparse.Namespace, name: str, bazel: list[str], flags: list[str],
+                            targets: list[str]) -> int:
+    """Builds `targets` in upstream's graph. Where Bazel could not fetch part of it (offline: LLVM),
+    none of them can be built, so everything of their graph that needs nothing missing is built
+    instead (their closure, tools/full_closure.py), and the run ends with one line naming what
+    is missing, exit 1. The clean --expunge hint comes only after a failed compile or link."""
+    command = bazel + ["build", *flags, "--keep_going", *targets]
+    rc, output = sandbox.run_bazel(command, args.dry_run)
+    if rc == 0:
+        return 0
+    if any(unfetched(output)) and not args.dry_run:
+        print(f"ci_build {name}: Bazel could not fetch part of the graph; building everything of it that needs nothing "
+              "missing", file=sys.stderr, flush=True)
+        partial = build_the_closure(bazel, flags, targets)
+        if partial:
+            print(f"ci_build {name}: {partial}", file=sys.stderr)
+    sandbox.say_damaged_outputs_hint(name, rc, command, output)
+    xla = Path(args.xla_source_dir).expanduser().resolve() if args.xla_source_dir else None
+    print(f"ci_build {name}: {stop_line(output, xla)}", file=sys.stderr)
+    return rc
+
+
+def build_the_closure(bazel: list[str], flags: list[str], targets: list[str]) -> str | None:
+    """The rules of the targets' graph that depend on nothing Bazel could not load, built with
+    --keep_going; what was built, in one line (None where the query itself failed)."""
+    # Query takes no build settings (--@...): the graph is every select() branch anyway.
+    query_flags = [f for f in flags if not f.startswith("--@")]
+    query = bazel + ["query", *query_flags, "--keep_going", "--output=xml", f"deps({' + '.join(targets)})"]
+    print("+ " + shlex.join(query), file=sys.stderr, flush=True)
+    result = sandbox.spawn(query, cwd=CHECKOUT, capture_output=True, text=True)
+    if not result.stdout.strip():
+        print(result.stderr[-3000:], file=sys.stderr)
+        return None
+    graph = full_closure.Graph.from_xml(result.stdout)
+    free = full_closure.closure(graph).free
+    wanted = graph.select(free, full_closure.BUILT_REPOSITORIES, full_closure.NOT_FOR_THIS_BUILD)
+    # /tmp: the sandbox mounts it at the same path, so Bazel inside reads and writes these.
+    with tempfile.TemporaryDirectory(prefix="ci_build-closure-", dir="/tmp") as scratch:
+        listed, events = Path(scratch) / "closure.txt", Path(scratch) / "events.json"
+        listed.write_text("\n".join(wanted) + "\n")
+        sandbox.run_bazel(bazel + ["build", *flags, "--keep_going", f"--target_pattern_file={listed}",
+                                   f"--build_event_json_file={events}"], dry_run=False)
+        outcome = full_closure.build_outcome(full_closure.read_events(events)) if events.is_file() else None
+    if outcome is None:
+        return None
+    failed = f"; {len(outcome.failed)} failed: {', '.join(sorted(outcome.failed)[:5])}" if outcome.failed else ""
+    return (f"built {len(outcome.built)} of the {len(wanted)} rules of XLA, TSL, JAX and this project that need nothing "
+            f"missing ({len(free)} of the graph's {len(graph.inputs)} rules do){failed}")
+
+
+# How Bazel names a repository it could not fetch ("no such package '@@xla~~llvm_extension~
+# llvm-raw//': java.io.IOException: Error downloading [URL, URL] ..."), and a target a laid-out
+# stand-in lacks ("no such target '@@grpc~//:grpc++'").
+_NO_PACKAGE = re.compile(r"no such package '@@?([^/']+)//[^']*'(?:: java\.io\.IOException: Error downloading \[([^],\]]+))?")
+_NO_TARGET = re.compile(r"no such target '@@?([^/']+)//([^']*)'")
+
+
+def graph_name(canonical: str) -> str:
+    """A repository's name inside the graph: `xla~~llvm_extension~llvm-raw` -> llvm-raw,
+    the module `rules_python~` -> rules_python."""
+    return canonical.rstrip("~").rsplit("~", 1)[-1]
+
+
+def unfetched(output: str) -> tuple[dict[str, str], list[str]]:
+    """(repository Bazel could not fetch or load -> the first URL it tried, "" if it named none;
+    targets a repository lacked), each once, in the order Bazel named them."""
+    repos: dict[str, str] = {}
+    for canonical, url in _NO_PACKAGE.findall(output):
+        repos[graph_name(canonical)] = repos.get(graph_name(canonical)) or url
+    targets = list(dict.fromkeys(f"@{graph_name(repo)}//{target}" for repo, target in _NO_TARGET.findall(output)))
+    return repos, targets
+
+
+def llvm_archive(xla: Path | None) -> str | None:
+    """LLVM's archive as the XLA tree pins it (third_party/llvm/workspace.bzl): its URL and sha256."""
+    try:
+        text = (xla / "third_party" / "llvm" / "workspace.bzl").read_text() if xla else ""
+    except OSError:
+        return None
+    commit, sha256 = (re.search(rf'{name} = "([0-9a-f]+)"', text) for name in ("LLVM_COMMIT", "LLVM_SHA256"))
+    if not (commit and sha256):
+        return None
+    return (f"https://github.com/llvm/llvm-project/archive/{commit[1]}.tar.gz (sha256 {sha256[1]}, "
+            f"{xla}/third_party/llvm/workspace.bzl)")
+
+
+def stop_line(output: str, xla: Path | None) -> str:
+    """The one closing line of a full-mode build that stopped for want of what Bazel could not
+    fetch: which repositories (LLVM's archive by XLA's URL and sha256), and how to provide them."""
+    repos, targets = unfetched(output)
+    if not repos and not targets:
+        return ("full mode's build failed (above). It downloads what JAX's own build downloads (docs/full-mode.md); "
+                "without network, --registry=DIR, --distdir=DIR and --bazelrc=FILE as tools/real_trees.py lays them out")
+    named = []
+    for repo, url in repos.items():
+        where = (llvm_archive(xla) if repo in ("llvm-raw", "llvm-project") else None) or url
+        named.append(f"{repo} ({where})" if where else repo)
+    fetch = f"could not fetch {', '.join(named)}" if named else "fetched everything"
+    lacking = f"; targets the laid-out trees lack: {', '.join(targets)}" if targets else ""
+    return (f"full mode built what it could (--keep_going) and stopped: Bazel {fetch}{lacking}: put those archives in a "
+            "--distdir=DIR (Bazel takes a file by its name and sha256), name module trees with --registry=DIR or a "
+            "--bazelrc=FILE, or build with the network")
 
 
 # JAX's root MODULE.bazel overrides these modules' versions and patches them; full/MODULE.bazel

@@ -46,16 +46,22 @@ OPTIONS = (
              "the offline stand-ins examples/xla (the PJRT plugin) and examples/jax (JAX's modules), labelled "
              "stand-ins in the wheels (default: %(default)s). --xla-source-dir / --jax-source-dir take precedence")),
     Option(("--mode",), SOURCES, dict(
-        choices=("kernels", "full"), default="kernels",
-        help="kernels: this project's own module graph (JAX's FFI modules from JAX's files, offline); full: upstream's "
-             "graph in full/ (XLA and rules_ml_toolchain as Bazel modules, our ROCm injected; needs a registry and the "
-             "network, or --registry and --distdir; one Python per run) (default: %(default)s)"), ("preflight", "dist_wheels")),
+        choices=("kernels", "full"),
+        help="which graph builds; by default the sources decide: full for a real XLA (the pin, --xla-source-dir), "
+             "kernels for the examples/xla stand-in. full: upstream's graph in full/ (XLA and rules_ml_toolchain as "
+             "Bazel modules, our ROCm injected; the registry and the network, or --registry and --distdir); kernels: "
+             "this project's own graph (JAX's FFI modules from JAX's files, offline; XLA's PJRT plugin only from "
+             "examples/xla)"), ("native", "preflight", "dist_wheels")),
     Option(("--registry",), SOURCES, dict(
         metavar="DIR|URL", help="full mode: where Bazel modules resolve from (a checkout of the Bazel Central Registry "
-                                "offline; default: the BCR)"), ("preflight", "dist_wheels")),
+                                "offline; default: the BCR)"), ("native", "preflight", "dist_wheels")),
     Option(("--distdir",), SOURCES, dict(
         metavar="DIR", help="full mode: archives Bazel may take instead of downloading them (e.g. the pinned "
-                            "rules_ml_toolchain archive)"), ("preflight", "dist_wheels")),
+                            "rules_ml_toolchain archive)"), ("native", "preflight", "dist_wheels")),
+    Option(("--bazelrc",), SOURCES, dict(
+        metavar="FILE", help="full mode: a bazelrc read after full/'s own, e.g. the full.bazelrc tools/real_trees.py "
+                             "writes (the graph's modules and XLA's archives from local trees, offline)"),
+        ("native", "preflight", "dist_wheels")),
     Option(("--names-only",), SOURCES, dict(
         action="store_true", help="stop after checking that @local_config_rocm answers every name the trees use and "
                                   "accepts every call they make (seconds, offline, no compile); --jax-source-dir alone "

@@ -11,3 +11,6 @@ SANDBOX = [sys.executable, str(CHECKOUT / "tools" / "sandbox.py")]
 PREFETCH = [sys.executable, str(CHECKOUT / "tools" / "prefetch.py")]
 # This project's cache (tools/sandbox_root/cache.py): the sandbox, Bazel's output root, clones.
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jax-rocm-build"
+# This project's packages as a Bazel flag names them from either root module: the checkout's
+# MODULE.bazel, or full/MODULE.bazel, where this project is the module jax_rocm_build.
+OURS = "@jax_rocm_build//"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from third_party.gpus import extract_archive
 
-from . import full, inputs, preflight_calls, preflight_names, preflight_xla_targets, pythons, sandbox, sources, toolkit
+from . import full, inputs, preflight_calls, preflight_names, preflight_xla_targets, sandbox, sources, toolkit
 from .commands import NATIVE_TARGETS, NATIVE_TESTS
 from .paths import CACHE, CHECKOUT, PREFETCH, SANDBOX
 
@@ -177,6 +177,8 @@ def check_preflight(args: argparse.Namespace) -> None:
         raise inputs.InputError("preflight: which XLA? Pass --xla-source-dir=DIR, set JAXCI_XLA_GIT_DIR=DIR, or "
                                 "JAXCI_CLONE_MAIN_XLA=1 to clone XLA's main branch.")
     sources.check_local_sources(args)
+    if not args.names_only:
+        full.check_inputs(args)  # --names-only reads files, and builds nothing
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
@@ -195,8 +197,9 @@ def cmd_preflight(args: argparse.Namespace) -> int:
         args.xla_source_dir = str(dest)
     rc = 0 if sandbox.host_mode(args) else sandbox.run(SANDBOX + ["ensure", "--rocm=full"], args.dry_run)
     # Full mode's graph applies JAX's patches (full/jax_patches): written first, so that
-    # `--mode=full preflight --names-only` is also how to write them without a build.
-    rc = rc or (full.prepare(args) if args.mode == "full" else 0)
+    # `preflight --names-only` with a JAX tree is also how to write them without a build
+    # (without one they come from the pinned JAX archive, a download: --names-only stays offline).
+    rc = rc or (full.prepare(args) if args.mode == "full" and (args.jax_source_dir or not args.names_only) else 0)
     # Each check reported in full: the names XLA/JAX use of ours, how they call ours, then the
     # names we use of XLA.
     if rc:
@@ -235,7 +238,7 @@ def preflight_full(args: argparse.Namespace) -> int:
     resolve = in_full + ["mod", "dump_repo_mapping", "", "xla~", "rules_ml_toolchain~", "jax_rocm_build~", *flags]
     print("+ " + shlex.join(resolve), file=sys.stderr, flush=True)
     if args.dry_run:
-        return 0
+        return full.build_native(args, "preflight")
     t0 = time.monotonic()
     result = sandbox.spawn(resolve, cwd=CHECKOUT, capture_output=True, text=True)
     if result.returncode != 0:
@@ -255,8 +258,4 @@ def preflight_full(args: argparse.Namespace) -> int:
         return 1
     print(f"ci_build preflight: upstream's graph resolved ({time.monotonic() - t0:.1f} s): xla, rules_ml_toolchain and "
           "this project see our @local_config_rocm", file=sys.stderr)
-    return sandbox.run_steps("preflight", [
-        in_full + ["build", "--config=rocm", *flags,
-                   *full.full_python([i for i in pythons.find_interpreters() if i.bind is None][:1]),
-                   "//:xla_rocm_plugin", "//:rocm_extensions"],
-    ], args.dry_run)
+    return full.build_native(args, "preflight")

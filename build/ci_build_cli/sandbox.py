@@ -14,6 +14,7 @@ import ctypes
 import fcntl
 import hashlib
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -48,6 +49,32 @@ def run(cmd: list[str], dry_run: bool) -> int:
     return spawn(cmd, cwd=CHECKOUT).returncode
 
 
+def run_bazel(cmd: list[str], dry_run: bool) -> tuple[int, str]:
+    """A Bazel command, its output shown as it comes and kept: (exit status, Bazel's output),
+    for saying after a failure what failed (failed_actions, full.missing_repositories)."""
+    print("+ " + shlex.join(cmd), file=sys.stderr, flush=True)
+    if dry_run:
+        return 0, ""
+    kept = []
+    with subprocess.Popen(cmd, cwd=CHECKOUT, stderr=subprocess.PIPE, text=True, errors="replace",
+                          preexec_fn=_die_with_ci_build) as bazel:
+        for line in bazel.stderr:
+            sys.stderr.write(line)
+            kept.append(line)
+    return bazel.returncode, "".join(kept)
+
+
+# How Bazel reports an action (a compile, a link) that ran and failed: "ERROR: <BUILD
+# file>:<line>:<column>: Compiling x.cc failed: (Exit 1): ...". Loading, fetching and analysis
+# errors never have this shape.
+_FAILED_ACTION = re.compile(r"^ERROR: \S+:\d+:\d+: (.+?) failed: \(", re.M)
+
+
+def failed_actions(output: str) -> list[str]:
+    """What Bazel said of each action that failed ("Compiling x.cc"), in order."""
+    return _FAILED_ACTION.findall(output)
+
+
 def provision(args: argparse.Namespace, rocm: str) -> int:
     """What a build needs before Bazel runs. Sandboxed: the sandbox (`ensure`) and the pinned
     archives (prefetch.py; the PyPI wheels need no sandbox: they download while the sandbox is
@@ -70,20 +97,21 @@ def provision(args: argparse.Namespace, rocm: str) -> int:
     return rc or pypi_rc or run(PREFETCH, args.dry_run)
 
 
-def damaged_outputs_hint(rc: int, cmd: list[str]) -> str | None:
-    """After a Bazel build or test that failed (exit 1: an action failed), the way out of a
-    damaged output base, whose stale file would fail every rerun the same way."""
+def damaged_outputs_hint(rc: int, cmd: list[str], output: str) -> str | None:
+    """After a Bazel build or test in which an action failed (a compile or link step: exit 1, and
+    Bazel said so), the way out of a damaged output base, whose stale file would fail every rerun
+    the same way. None for what a damaged output base cannot cause: loading, fetching, analysis."""
     verb = next((w for w in ("build", "test") if w in cmd), None)
-    if rc != 1 or verb is None:
+    if rc != 1 or verb is None or not failed_actions(output):
         return None
     clean = shlex.join(cmd[:cmd.index(verb)] + ["clean", "--expunge"])
-    return (f"if it fails the same way again with nothing changed, this checkout's Bazel outputs may be damaged: "
-            f"`{clean}` starts them afresh (the shared action cache keeps the rebuild short)")
+    return (f"if {failed_actions(output)[0]} fails the same way again with nothing changed, this checkout's Bazel "
+            f"outputs may be damaged: `{clean}` starts them afresh (the shared action cache keeps the rebuild short)")
 
 
-def say_damaged_outputs_hint(name: str, rc: int, cmd: list[str]) -> None:
+def say_damaged_outputs_hint(name: str, rc: int, cmd: list[str], output: str) -> None:
     """Prints damaged_outputs_hint as `ci_build NAME: ...` where there is one."""
-    hint = damaged_outputs_hint(rc, cmd)
+    hint = damaged_outputs_hint(rc, cmd, output)
     if hint:
         print(f"ci_build {name}: {hint}", file=sys.stderr)
 
@@ -91,10 +119,10 @@ def say_damaged_outputs_hint(name: str, rc: int, cmd: list[str]) -> None:
 def run_steps(name: str, steps: list[list[str]], dry_run: bool) -> int:
     t0 = time.monotonic()
     for cmd in steps:
-        rc = run(cmd, dry_run)
+        rc, output = run_bazel(cmd, dry_run)
         if rc != 0:
             print(f"ci_build {name}: failed (exit {rc}) at: {shlex.join(cmd)}", file=sys.stderr)
-            say_damaged_outputs_hint(name, rc, cmd)
+            say_damaged_outputs_hint(name, rc, cmd, output)
             return rc
     if not dry_run:
         print(f"ci_build {name}: OK in {time.monotonic() - t0:.1f} s", file=sys.stderr)
@@ -135,7 +163,7 @@ def sandbox_run(args: argparse.Namespace, extra_binds: list[str] = ()) -> list[s
     return SANDBOX + ["run", *[a for b in binds for a in ("--bind", b)], "--"]
 
 
-def bazel_flags(args: argparse.Namespace, configs: tuple[str, ...] = ()) -> list[str]:
+def bazel_flags(args: argparse.Namespace, configs: tuple[str, ...] = ("rocm",)) -> list[str]:
     """The Bazel flags every build command shares, spelled as users type them (tools/bazel
     turns --override_repository=xla=DIR into the canonical name Bazel needs); in host mode also
     the distdir `provision` filled (inside the sandbox, its /etc/bazel.bazelrc names its own).

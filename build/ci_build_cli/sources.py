@@ -37,6 +37,36 @@ def source_dirs(args: argparse.Namespace) -> dict[str, Path]:
     return dirs
 
 
+def real_xla(args: argparse.Namespace) -> bool:
+    """The PJRT plugin is built from a real XLA: the pin, --xla-source-dir (for preflight also
+    $JAXCI_XLA_GIT_DIR and JAXCI_CLONE_MAIN_XLA=1, preflight.py), anything but examples/xla."""
+    return source_dirs(args).get("xla") != EXAMPLE_TREES["xla"]
+
+
+# Which graph builds: `kernels`, this project's own (MODULE.bazel), or `full`, upstream's (full/).
+MODES = ("kernels", "full")
+
+
+def decide_mode(asked: str | None, xla_is_real: bool) -> str:
+    """The mode follows the sources: XLA's real PJRT plugin can only be built in XLA's own module
+    graph (kernels mode does not declare it: loading @xla//xla/stream_executor stops at
+    @rules_ml_toolchain), so a real XLA means full mode; the examples/xla stand-in, kernels mode
+    (the offline demo, and work on JAX's FFI modules that needs no XLA graph). A --mode that
+    contradicts the sources is an InputError naming the alternatives."""
+    if asked is None:
+        return "full" if xla_is_real else "kernels"
+    if asked == "kernels" and xla_is_real:
+        raise inputs.InputError("--mode=kernels cannot build XLA's PJRT plugin from a real XLA (the pin or "
+                                "--xla-source-dir): only upstream's graph declares what it needs. Drop --mode (a real "
+                                "XLA builds in full mode), or add --sources=examples for the examples/xla stand-in "
+                                "(e.g. to work on JAX's FFI modules with --jax-source-dir)")
+    if asked == "full" and not xla_is_real:
+        raise inputs.InputError("--mode=full builds XLA's real PJRT plugin in upstream's graph, not the examples/xla "
+                                "stand-in: drop --mode for the demo (kernels mode), or name a real XLA (the pin: drop "
+                                "--sources=examples; or --xla-source-dir=DIR)")
+    return asked
+
+
 def unreachable_pins(args: argparse.Namespace, timeout: float = 10) -> list[str]:
     """Pinned source archives this build needs that cannot be reached (no network)."""
     missing = []
@@ -103,7 +133,7 @@ def git_commit(tree: Path | None) -> str:
 
 # The modules kernels mode always builds from examples/jax: they need XLA's internals, which
 # this project's graph does not declare (full mode builds JAX's own: docs/full-mode.md).
-KERNELS_MODE_STAND_INS = "_triton and rocm_plugin_extension (kernels mode; --mode=full builds JAX's own)"
+KERNELS_MODE_STAND_INS = "_triton and rocm_plugin_extension (kernels mode; a real XLA builds JAX's own, in full mode)"
 
 
 def expected_stand_ins(args: argparse.Namespace) -> list[str]:

@@ -22,6 +22,7 @@ from third_party.gpus import extract_archive, find_rocm_config as finder
 from tools.digest import sha256_of
 
 from . import inputs
+from .paths import OURS
 
 # The sandbox root's own system folders (tools/sandbox_root/environment.py): a toolkit under
 # one of them is the sandbox's (--rocm-path=/usr: Debian's ROCm inside), never mounted.
@@ -96,12 +97,13 @@ def args_rocm_source(args: argparse.Namespace) -> RocmSource:
                        os.environ.get("ROCM_PATH"), getattr(args, "host", False))
 
 
-def rocm_flags(args: argparse.Namespace, configs: tuple[str, ...] = ()) -> list[str]:
-    """The flags that configure ROCm: @local_config_rocm's toolkit and the device-code targets;
-    `configs` (e.g. the host toolchain's) right after --config=rocm, so that they override it."""
-    flags = ["--config=rocm", *(f"--config={c}" for c in configs)]
+def rocm_flags(args: argparse.Namespace, configs: tuple[str, ...] = ("rocm",)) -> list[str]:
+    """The flags that configure ROCm: the configs of rocm/rocm.bazelrc, exactly one of which
+    includes --config=rocm (rocm, rocm_release, rocm_rbe ...: Bazel warns of a config expanded
+    twice), then @local_config_rocm's toolkit and the device-code targets."""
+    flags = [f"--config={c}" for c in configs]
     if args.amdgpu_targets:
-        flags.append(f"--//rocm:amdgpu_targets={args.amdgpu_targets}")
+        flags.append(f"--{OURS}rocm:amdgpu_targets={args.amdgpu_targets}")
     return flags + list(args_rocm_source(args).flags)
 
 

@@ -22,7 +22,7 @@ from tools.venvs import ensure_venv
 
 from . import sources
 from .inputs import InputError
-from .paths import CHECKOUT
+from .paths import CHECKOUT, OURS
 from .pythons import Interpreter
 
 WHEEL_AUDIT = CHECKOUT / "wheel" / "wheel_audit.py"
@@ -30,28 +30,29 @@ TOOLS_REQUIREMENTS = CHECKOUT / "requirements-tools.txt"
 
 
 def wheel_flags(args: argparse.Namespace) -> list[str]:
-    flags = [f"--//wheel:kind={args.wheel_kind}"]
+    flags = [f"--{OURS}wheel:kind={args.wheel_kind}"]
     version = args.wheel_version or sources.jax_tree_identity(sources.source_dirs(args).get("jax"))[0]
     if version:
-        flags.append(f"--//wheel:version={version}")
+        flags.append(f"--{OURS}wheel:version={version}")
     if args.wheel_kind != "release":
-        flags.append(f"--//wheel:date={args.wheel_date or time.strftime('%Y%m%d', time.gmtime())}")
+        flags.append(f"--{OURS}wheel:date={args.wheel_date or time.strftime('%Y%m%d', time.gmtime())}")
     if args.wheel_kind == "dev":
-        flags.append(f"--//wheel:commit={args.wheel_commit or sources.git_commit(sources.source_dirs(args).get('jax'))}")
+        flags.append(f"--{OURS}wheel:commit={args.wheel_commit or sources.git_commit(sources.source_dirs(args).get('jax'))}")
     if args.wheel_post_release:
-        flags.append(f"--//wheel:post_release={args.wheel_post_release}")
+        flags.append(f"--{OURS}wheel:post_release={args.wheel_post_release}")
     if args.no_rocm_version_extra:
-        flags.append("--no//wheel:rocm_version_extra")
+        flags.append(f"--{OURS}wheel:rocm_version_extra=false")
     overridden = sorted(sources.source_dirs(args))
     if overridden:
-        flags.append(f"--//wheel:source_overrides={','.join(overridden)}")
+        flags.append(f"--{OURS}wheel:source_overrides={','.join(overridden)}")
     return flags
 
 
-def built_wheels(interpreters: list[Interpreter], workspace: Path | None = None) -> list[Path]:
-    """The wheels of this build in bazel-bin (of the checkout, or of full/): the pjrt wheel and one
-    plugin wheel per requested Python (bazel-bin may still hold plugin wheels of other Pythons)."""
-    dirs = ["jax_rocm_pjrt_wheel"] + [f"jax_rocm_plugin_wheel_cp{i.version.replace('.', '')}" for i in interpreters]
+def built_wheels(interpreters: list[Interpreter], workspace: Path | None = None, pjrt: bool = True) -> list[Path]:
+    """The wheels of this build in bazel-bin (of the checkout, or of full/): the pjrt wheel (where
+    the build made it) and one plugin wheel per requested Python (bazel-bin may still hold plugin
+    wheels of other Pythons)."""
+    dirs = ["jax_rocm_pjrt_wheel"] * pjrt + [f"jax_rocm_plugin_wheel_cp{i.version.replace('.', '')}" for i in interpreters]
     return [w for d in dirs for w in sorted(((workspace or CHECKOUT) / "bazel-bin" / d).glob("*.whl"))]
 
 
@@ -91,7 +92,7 @@ def required_policy(args: argparse.Namespace) -> str | None:
     full mode's rules_ml_toolchain: tag them with the best policy certified)."""
     if args.manylinux:
         return args.manylinux
-    return "manylinux_2_28" if args.host_toolchain == "manylinux_2_28" and args.mode != "full" else None
+    return "manylinux_2_28" if args.host_toolchain == "manylinux_2_28" else None
 
 
 def policy_name(value: str) -> str:

@@ -21,13 +21,16 @@ import os
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, require_jax_tree, sandbox
+from build.ci_build_cli import full
+from tests.conftest import CHECKOUT, load_module, require_jax_tree, sandbox
 from tests.infra.therock_toolkit import HIP_AND_COMPILER, MAKE_SMALL_TARBALL, STUB_LIBRARY
 from tools import fatbin, full_closure
+from tools.venvs import ensure_venv
 
 pytestmark = pytest.mark.bazel
 
@@ -46,9 +49,18 @@ def gated() -> dict[str, Path]:
     return {v: Path(value) for v, value in env.items()}
 
 
+def write_jax_patches(trees: dict[str, Path]) -> None:
+    """full/MODULE.bazel includes JAX's overrides (full/jax_patches, which Git ignores: they are
+    JAX's), written from the JAX tree as every full-mode ci_build command writes them: on a fresh
+    clone no Bazel command in full/ works before."""
+    jax_tree = require_jax_tree()
+    full.write_jax_patches(jax_tree, registry=str(trees["JAX_ROCM_TEST_REGISTRY"]))
+
+
 @pytest.fixture(scope="module")
 def full_bazel(sandbox_root):
     trees = gated()
+    write_jax_patches(trees)
     flags = [f"--registry=file://{trees['JAX_ROCM_TEST_REGISTRY']}", f"--override_module=xla={trees['JAX_ROCM_TEST_XLA_TREE']}"]
     binds = [str(trees["JAX_ROCM_TEST_REGISTRY"]), str(trees["JAX_ROCM_TEST_XLA_TREE"])]
     if os.environ.get("JAX_ROCM_TEST_DISTDIR"):
@@ -67,8 +79,7 @@ def full_bazel(sandbox_root):
         binds += [str(Path(full_rc).parent)] + sorted({p for p in named if Path(full_rc).parent not in Path(p).parents})
 
     def run(command: str, *args: str, check: bool = True, bind: tuple[str, ...] = ()):
-        startup = ["/usr/bin/bazel", "--nosystem_rc", "--bazelrc=debian.bazelrc", *([f"--bazelrc={full_rc}"] if full_rc else []),
-                   f"--output_user_root={user_root}"]
+        startup = [*full.FULL_BAZEL, *([f"--bazelrc={full_rc}"] if full_rc else []), f"--output_user_root={user_root}"]
         bound = [a for b in (*binds, *bind) for a in ("--bind", b)]
         return sandbox("run", *bound, "--", *startup, command, *flags, *args, cwd=FULL, check=check)
 
@@ -152,23 +163,58 @@ def test_the_wheels_are_declared_from_jax_files_with_xla_real_dependencies(full_
     print("full mode, deepest offline level: the wheels' targets load; next blocked by the archives of", blockers)
 
 
-def test_dist_wheels_in_full_mode_offline_stops_at_the_first_download_and_says_why(sandbox_root, tmp_path):
-    """The release command in full mode, offline: through loading (our labels, one Python) to the
-    first archive Bazel cannot fetch, then ci_build's explanation; no wheel written."""
+def own_trees_command(trees: dict[str, Path], jax_tree: Path, out: Path, *more: str) -> list[str]:
+    """The README's "your own JAX and XLA trees" command, offline: no mode flag, what upstream's
+    graph would download from the trees tools/real_trees.py laid out."""
+    offline = [f"--registry={trees['JAX_ROCM_TEST_REGISTRY']}"]
+    if os.environ.get("JAX_ROCM_TEST_DISTDIR"):
+        offline.append(f"--distdir={os.environ['JAX_ROCM_TEST_DISTDIR']}")
+    if os.environ.get("JAX_ROCM_TEST_FULL_BAZELRC"):
+        offline.append(f"--bazelrc={os.environ['JAX_ROCM_TEST_FULL_BAZELRC']}")
+    return [sys.executable, str(CHECKOUT / "build" / "ci_build"), f"--jax-source-dir={jax_tree}",
+            f"--xla-source-dir={trees['JAX_ROCM_TEST_XLA_TREE']}", *offline, f"--output-dir={out}", *more, "dist_wheels"]
+
+
+@pytest.mark.timeout(7200)  # cold, on 2 cores: the LLVM-free part of the release graph, about 30 minutes
+def test_the_own_trees_command_builds_what_needs_no_llvm_and_names_llvm_last(sandbox_root, tmp_path):
+    """README's own-trees command with the gated tier's laid-out trees runs full mode by itself,
+    builds everything of the release graph that needs no LLVM (--keep_going: JAX's _triton and
+    the six FFI modules among it), and ends in one ci_build line naming LLVM's archive by the
+    XLA tree's URL and sha256, exit 1; no wheel is written."""
     trees = gated()
     jax_tree = require_jax_tree()
-    toolchain = (["--distdir", os.environ["JAX_ROCM_TEST_DISTDIR"]] if os.environ.get("JAX_ROCM_TEST_DISTDIR")
-                 else pytest.skip("needs JAX_ROCM_TEST_DISTDIR (ci_build takes archives, not module checkouts)"))
+    if not os.environ.get("JAX_ROCM_TEST_FULL_BAZELRC"):
+        pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tools/real_trees.py")
     out = tmp_path / "dist"
-    result = subprocess.run(
-        [sys.executable, str(CHECKOUT / "build" / "ci_build"), "--mode=full", f"--registry={trees['JAX_ROCM_TEST_REGISTRY']}",
-         *toolchain, f"--xla-source-dir={trees['JAX_ROCM_TEST_XLA_TREE']}", f"--jax-source-dir={jax_tree}",
-         "--python-versions=3.14", f"--output-dir={out}", "dist_wheels"],
-        capture_output=True, text=True, timeout=600)
-    assert result.returncode != 0
-    assert "Error downloading" in result.stderr and "full mode's build failed" in result.stderr, result.stderr[-3000:]
-    assert "full mode builds JAX's modules for XLA's hermetic Python" not in result.stderr  # one Python, as made
-    assert not list(out.glob("*.whl"))
+    result = subprocess.run(own_trees_command(trees, jax_tree, out), capture_output=True, text=True, timeout=7000)
+    last = result.stderr.strip().splitlines()[-1]
+    print(result.stderr[-1500:])
+    assert result.returncode == 1, result.stderr[-3000:]
+    llvm = re.search(r'LLVM_COMMIT = "([0-9a-f]+)"[\s\S]*LLVM_SHA256 = "([0-9a-f]+)"',
+                     (trees["JAX_ROCM_TEST_XLA_TREE"] / "third_party" / "llvm" / "workspace.bzl").read_text())
+    assert last.startswith("ci_build dist_wheels: full mode built what it could"), last
+    assert f"llvm-project/archive/{llvm[1]}.tar.gz" in last and llvm[2] in last, last
+    assert "--distdir" in last
+    assert "Build completed successfully" not in result.stderr and not list(out.glob("*.whl"))
+    # A loading stop is not a damaged output base.
+    assert "clean --expunge" not in result.stderr
+    # What needs no LLVM was built: JAX's _triton (XLA's real dependencies) and the FFI modules.
+    python = re.search(r"--repo_env=HERMETIC_PYTHON_VERSION=(3\.\d+)", result.stderr)[1].replace(".", "")
+    built = {p.name for p in (FULL / "bazel-bin").glob(f"**/*.cpython-{python}-x86_64-linux-gnu.so")}
+    assert f"_triton.cpython-{python}-x86_64-linux-gnu.so" in built, sorted(built)
+    assert {f"_{m}.cpython-{python}-x86_64-linux-gnu.so" for m in ("linalg", "prng", "solver", "sparse", "rnn", "hybrid")} <= built
+
+
+def test_without_a_registry_offline_the_own_trees_command_stops_before_the_sandbox(tmp_path):
+    """Plain offline, nothing laid out: one line, exit 2, before anything is built."""
+    trees = gated()
+    jax_tree = require_jax_tree()
+    result = subprocess.run([sys.executable, str(CHECKOUT / "build" / "ci_build"), f"--jax-source-dir={jax_tree}",
+                             f"--xla-source-dir={trees['JAX_ROCM_TEST_XLA_TREE']}", f"--output-dir={tmp_path}",
+                             "dist_wheels"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and "Bazel Central Registry" in result.stderr and "--registry" in result.stderr
+    assert "sandbox:" not in result.stderr and "+ " not in result.stderr
 
 
 # Under Bzlmod XLA's TF_SYSTEM_LIBS switch takes the repository's canonical name. hwloc's
@@ -255,11 +301,6 @@ def test_the_plugins_whole_graph_loads_but_llvm_and_what_is_named(full_bazel):
 
 # The plugin's graph and _triton's: what full mode builds of XLA.
 PLUGIN_GRAPH = "deps(//:xla_rocm_plugin + //jaxlib/rocm:_triton)"
-# Of the LLVM-free closure, what is XLA's, TSL's and JAX's (their dependencies build with them);
-# tagged no_oss: what XLA's open-source build leaves out (Windows' sources of TSL, ...);
-# cuda-only: the other platform's branch of a select().
-CLOSURE_REPOSITORIES = ("@xla", "@tsl", "//jaxlib", "@jax_rocm_build")
-NOT_FOR_THIS_BUILD = frozenset({"no_oss", "cuda-only"})
 # Why a rule of the closure may fail here, each named: the toolkit lacks rocprofiler-sdk (no
 # Debian package; the TheRock fixture is made from Debian's), and CUDA code a select() reaches
 # only on CUDA builds (a query lists every branch).
@@ -316,7 +357,7 @@ def test_the_llvm_free_closure_of_the_plugin_compiles(full_bazel, toolkit, tmp_p
     graph = full_closure.Graph.from_xml(full_bazel("query", "--keep_going", *flags, "--output=xml", PLUGIN_GRAPH,
                                                    check=False, bind=bind).stdout)
     closure = full_closure.closure(graph)
-    wanted = graph.select(closure.free, CLOSURE_REPOSITORIES, NOT_FOR_THIS_BUILD)
+    wanted = graph.select(closure.free, full_closure.BUILT_REPOSITORIES, full_closure.NOT_FOR_THIS_BUILD)
     (tmp_path / "closure.txt").write_text("\n".join(wanted) + "\n")
     events = tmp_path / "events.json"
     full_bazel("build", "--keep_going", *flags, SYSTEM_HWLOC_LINKED, f"--@jax_rocm_build//rocm:amdgpu_targets={','.join(targets)}",
@@ -346,3 +387,56 @@ def test_the_llvm_free_closure_of_the_plugin_compiles(full_bazel, toolkit, tmp_p
         assert len(objects) == 1 and fatbin.targets(fatbin.read(objects[0])) == sorted(targets), (kernel, outputs)
     first, second = (next((unpacked / k).glob("*.o")).read_bytes() for k in ("f32", "u8_b64"))
     assert first != second, "two types of one source compiled to the same object: the -D was lost"
+
+
+def runpath_of(path: Path) -> list[str]:
+    """A shared library's RUNPATH, without Bazel's build-tree entries (the wheel rule strips them)."""
+    from elftools.elf.elffile import ELFFile
+
+    is_build_tree_entry = load_module("wheel_runpath_tool", CHECKOUT / "wheel" / "private" / "runpath.py").is_build_tree_entry
+    with open(path, "rb") as f:
+        dynamic = ELFFile(f).get_section_by_name(".dynamic")
+        entries = [t.runpath for t in dynamic.iter_tags() if t.entry.d_tag == "DT_RUNPATH"]
+    return [e for e in (entries[0].split(":") if entries else []) if not is_build_tree_entry(e)]
+
+
+def one_wheel(folder: Path, libraries: list[Path], tag: str) -> Path:
+    """A wheel holding `libraries` as the plugin wheel holds its modules, to audit them."""
+    wheel = folder / f"audited-0.0.0-{tag}-{tag}-linux_x86_64.whl"
+    info = "audited-0.0.0.dist-info"
+    files = {f"jax_rocm7_plugin/{lib.name}": lib.read_bytes() for lib in libraries}
+    files[f"{info}/METADATA"] = b"Metadata-Version: 2.1\nName: audited\nVersion: 0.0.0\n"
+    files[f"{info}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: {tag}-{tag}-linux_x86_64\n".encode()
+    with zipfile.ZipFile(wheel, "w") as z:
+        for name, data in files.items():
+            z.writestr(name, data)
+        z.writestr(f"{info}/RECORD", "".join(f"{n},,\n" for n in files) + f"{info}/RECORD,,\n")
+    return wheel
+
+
+@pytest.mark.timeout(5400)  # cold: _triton's closure (XLA's and TSL's rules, protoc) with the release toolchain
+def test_full_modes_release_modules_get_kernels_modes_runpath_and_meet_manylinux_2_28(full_bazel, tmp_path):
+    """What full mode can build here of the plugin wheel, with the release configs ci_build uses
+    (--config=rocm_release --config=manylinux_2_28): JAX's _triton, linked by full/jaxlib/rocm
+    against XLA's real dependencies, carries the same link_only RUNPATH as the kernel modules'
+    rule writes (TheRock's pip packages beside the wheel first), and meets manylinux_2_28."""
+    if not os.environ.get("JAX_ROCM_TEST_FULL_BAZELRC"):
+        pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tools/real_trees.py")
+    jax_tree = require_jax_tree()
+    flags = ["--config=rocm_release", "--config=manylinux_2_28", *BUILD_PYTHON, f"--repo_env=JAX_SOURCE_DIR={jax_tree}",
+             "--@jax_rocm_build//rocm:amdgpu_targets=gfx942"]
+    targets = ["//jaxlib/rocm:_triton", "@jax_rocm_build//jaxlib/rocm:_linalg"]
+    bind = (str(jax_tree),)
+    full_bazel("build", *flags, *targets, bind=bind)
+    files = full_bazel("cquery", *flags, "--output=files", *targets, bind=bind).stdout.split()
+    triton, linalg = (FULL / next(f for f in files if f"/{name}.cpython-" in f) for name in ("_triton", "_linalg"))
+    runpath = runpath_of(triton)
+    assert runpath == runpath_of(linalg), (runpath, runpath_of(linalg))
+    assert runpath[0].startswith("$ORIGIN/") and "$ORIGIN/../_rocm_sdk_core/lib" in runpath, runpath
+    assert not any(e.startswith("/usr/lib") for e in runpath), runpath  # never the build's toolkit folders
+    wheel = one_wheel(tmp_path, [triton, linalg], "cp314")
+    python = ensure_venv("tools", CHECKOUT / "requirements-tools.txt", "test_full_mode")
+    audit = subprocess.run([str(python), str(CHECKOUT / "wheel" / "wheel_audit.py"), "--manylinux=manylinux_2_28", "--json",
+                            str(wheel)], capture_output=True, text=True)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    print(f"full mode's _triton: RUNPATH {':'.join(runpath)}; {json.loads(audit.stdout)}")

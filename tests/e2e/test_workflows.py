@@ -48,9 +48,10 @@ NOT_INPUTS = {
     "--output-dir": "the workflow collects the wheels from ci_build's default, dist/",
     "--rocm": "doctor's sandbox package set; dist_wheels always provisions the full one",
     "--names-only": "preflight's alone: the release workflow runs dist_wheels",
-    "--mode": "preflight's alone (full mode): the release workflow runs dist_wheels",
-    "--registry": "preflight's alone (full mode's module registry)",
-    "--distdir": "preflight's alone (full mode's local archives)",
+    "--mode": "the sources decide it (a real XLA builds in full mode): the `sources` input chooses",
+    "--registry": "offline full mode's local registry (tools/real_trees.py); GitHub's runners reach the BCR",
+    "--distdir": "offline full mode's local archives (tools/real_trees.py); GitHub's runners download them",
+    "--bazelrc": "offline full mode's laid-out graph (tools/real_trees.py); GitHub's runners download it",
     "--host": "the release workflow builds in the sandbox on GitHub's runners; host mode is for machines with their own Bazel and ROCm",
 }
 

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -115,6 +116,14 @@ def command_of(option) -> str:
     return option.commands[0] if option.commands else "dist_wheels"
 
 
+# The mode follows the sources (sources.decide_mode): the pins' real XLA is full mode, which host
+# mode and --mode=kernels contradict, so these are tried with the examples/ stand-ins (kernels).
+KERNELS_ONLY = {"host", "mode"}
+# What an option's value decides besides its own: --sources=examples makes kernels mode, and so
+# does a --mode given as the sources would decide it.
+DECIDES_TOO = {"sources": {"mode"}}
+
+
 def test_the_options_table_covers_every_option_of_the_parser():
     parser = cli.parser()
     declared = {s for a in parser._actions for s in a.option_strings if s.startswith("--") and s != "--help"}
@@ -126,20 +135,41 @@ def test_the_options_table_covers_every_option_of_the_parser():
 def test_every_option_is_accepted_before_and_after_the_subcommand(option):
     words, value = sample(option)
     command = command_of(option)
-    before = cli.parse_args(words + [command])
-    after = cli.parse_args([command] + words)
+    base = ["--sources=examples"] if option.dest in KERNELS_ONLY else []
+    before = cli.parse_args(base + words + [command])
+    after = cli.parse_args(base + [command] + words)
     assert getattr(before, option.dest) == getattr(after, option.dest) == value
     assert before.command == after.command == command
     # Nothing else differs from the defaults, in either order (the subparser clobbers nothing).
-    defaults = vars(cli.parse_args([command]))
+    defaults = vars(cli.parse_args(base + [command]))
+    differs = {option.dest, *DECIDES_TOO.get(option.dest, ())}
     for parsed in (before, after):
-        assert {k: v for k, v in vars(parsed).items() if k != option.dest} == {k: v for k, v in defaults.items() if k != option.dest}
+        assert {k: v for k, v in vars(parsed).items() if k not in differs} == {k: v for k, v in defaults.items() if k not in differs}
+
+
+def test_sources_decide_the_mode_of_each_command_that_builds(monkeypatch):
+    for name in ("JAXCI_XLA_GIT_DIR", "JAXCI_CLONE_MAIN_XLA"):
+        monkeypatch.delenv(name, raising=False)
+    for command in cli.MODE_COMMANDS:
+        assert cli.parse_args(["--sources=examples", command]).mode == "kernels"
+        assert cli.parse_args([command]).mode == "full"
+        # examples/xla named as the XLA tree is the stand-in still.
+        assert cli.parse_args([command, f"--xla-source-dir={CHECKOUT / 'examples' / 'xla'}"]).mode == "kernels"
+    # preflight's XLA may come from upstream CI's variables: a real one.
+    monkeypatch.setenv("JAXCI_CLONE_MAIN_XLA", "1")
+    assert cli.parse_args(["--sources=examples", "preflight"]).mode == "full"
+    assert cli.parse_args(["--sources=examples", "native"]).mode == "kernels"
+    assert cli.parse_args(["doctor"]).mode is None  # doctor builds nothing: no mode
 
 
 def test_defaults_are_the_options_own():
     parsed = cli.parse_args(["dist_wheels"])
-    assert {o.dest: getattr(parsed, o.dest) for o in options.OPTIONS} == {o.dest: o.default for o in options.OPTIONS}
-    assert (parsed.sources, parsed.compiler, parsed.wheel_kind, parsed.rocm, parsed.dry_run) == ("pinned", "gcc", None, "full", False)
+    # --mode has no default: the sources decide it (the pins' real XLA: full mode).
+    assert {o.dest: getattr(parsed, o.dest) for o in options.OPTIONS if o.dest != "mode"} == {
+        o.dest: o.default for o in options.OPTIONS if o.dest != "mode"}
+    assert next(o for o in options.OPTIONS if o.dest == "mode").default is None
+    assert (parsed.sources, parsed.mode, parsed.compiler, parsed.wheel_kind, parsed.rocm, parsed.dry_run) == (
+        "pinned", "full", "gcc", None, "full", False)
 
 
 def test_options_split_around_the_subcommand_are_all_kept():
@@ -187,14 +217,19 @@ def test_every_subcommand_help_lists_every_option(capsys):
 
 
 def test_release_is_only_the_kind():
-    assert wheels.wheel_flags(args("--allow-stand-ins")) == ["--//wheel:kind=release"]
+    # The pins, full mode: no stand-in, so a release by default, and no JAX tree to read a version from.
+    assert wheels.wheel_flags(args()) == ["--@jax_rocm_build//wheel:kind=release"]
 
 
-def test_wheels_of_stand_ins_are_dev_wheels_unless_told(capsys):
-    # Kernels mode always builds _triton and rocm_plugin_extension from examples/jax.
-    parsed = args()
-    assert parsed.wheel_kind == "dev"
-    assert "making dev wheels, as they will hold stand-ins (_triton and rocm_plugin_extension" in capsys.readouterr().err
+def test_wheels_of_stand_ins_are_dev_wheels_unless_told(tmp_path, capsys):
+    # The pins' real XLA builds in full mode, JAX's own modules with it: no stand-in, a release.
+    assert args().wheel_kind == "release"
+    assert capsys.readouterr().err == ""
+    # Kernels mode always builds _triton and rocm_plugin_extension from examples/jax, whatever JAX tree.
+    kernels = args("--sources=examples", f"--jax-source-dir={jax_tree(tmp_path)}")
+    assert kernels.wheel_kind == "dev"
+    assert ("making dev wheels, as they will hold stand-ins (the PJRT plugin (examples/xla); _triton and "
+            "rocm_plugin_extension") in capsys.readouterr().err
     demo = args("--sources=examples")
     assert demo.wheel_kind == "dev"
     assert "the PJRT plugin (examples/xla); JAX's ROCm modules (examples/jax)" in capsys.readouterr().err
@@ -206,8 +241,8 @@ def test_wheels_of_stand_ins_are_dev_wheels_unless_told(capsys):
 def test_dev_wheels_of_the_stand_ins_name_this_projects_commit():
     flags = wheels.wheel_flags(args("--sources=examples", "dist_wheels", "--wheel-date=20261126"))
     head = subprocess.run(["git", "-C", str(CHECKOUT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    assert f"--//wheel:commit={head or JAX_PIN['commit']}" in flags
-    assert "--//wheel:kind=dev" in flags and "--//wheel:date=20261126" in flags
+    assert f"--@jax_rocm_build//wheel:commit={head or JAX_PIN['commit']}" in flags
+    assert "--@jax_rocm_build//wheel:kind=dev" in flags and "--@jax_rocm_build//wheel:date=20261126" in flags
 
 
 @pytest.mark.parametrize(("kind", "stand_ins", "allow", "date", "commit", "chosen"), [
@@ -255,9 +290,11 @@ def test_release_from_examples_names_the_overridden_sources(tmp_path):
     assert sources.source_dirs(args("--sources=examples")) == {
         "xla": CHECKOUT / "examples" / "xla", "jax": CHECKOUT / "examples" / "jax"}
     assert wheels.wheel_flags(args("--sources=examples", "--allow-stand-ins")) == [
-        "--//wheel:kind=release", "--//wheel:version=0.10.2", "--//wheel:source_overrides=jax,xla"]
+        "--@jax_rocm_build//wheel:kind=release", "--@jax_rocm_build//wheel:version=0.10.2",
+        "--@jax_rocm_build//wheel:source_overrides=jax,xla"]
     assert wheels.wheel_flags(args("--sources=examples", f"--jax-source-dir={jax_tree(tmp_path)}", "--allow-stand-ins")) == [
-        "--//wheel:kind=release", "--//wheel:version=0.11.0", "--//wheel:source_overrides=jax,xla"]
+        "--@jax_rocm_build//wheel:kind=release", "--@jax_rocm_build//wheel:version=0.11.0",
+        "--@jax_rocm_build//wheel:source_overrides=jax,xla"]
 
 
 def test_a_real_jax_tree_gives_its_release_and_is_passed_on():
@@ -270,30 +307,31 @@ def test_a_real_jax_tree_gives_its_release_and_is_passed_on():
         assert commit and len(commit) == 40, commit
     if version == "0.10.2" and commit:
         assert commit == "990e6a0b84138346e6a38785412f36356e0e5dc3"
-    flags = sandbox.bazel_flags(args(f"--jax-source-dir={tree}"))
+    flags = sandbox.bazel_flags(args("--sources=examples", f"--jax-source-dir={tree}"))  # kernels mode's flags
     assert f"--override_repository=jax={tree.resolve()}" in flags
     assert sources.source_dirs(args("--sources=examples", f"--jax-source-dir={tree}"))["jax"] == tree.resolve()
 
 
 def test_nightly_with_a_date():
     flags = wheels.wheel_flags(args("dist_wheels", "--wheel-kind=nightly", "--wheel-date=20261123"))
-    assert flags == ["--//wheel:kind=nightly", "--//wheel:date=20261123"]
+    assert flags == ["--@jax_rocm_build//wheel:kind=nightly", "--@jax_rocm_build//wheel:date=20261123"]
 
 
 def test_nightly_without_a_date_is_today_in_utc(fixed_clock):
     flags = wheels.wheel_flags(args("dist_wheels", "--wheel-kind=nightly"))
-    assert flags == ["--//wheel:kind=nightly", f"--//wheel:date={fixed_clock}"]
+    assert flags == ["--@jax_rocm_build//wheel:kind=nightly", f"--@jax_rocm_build//wheel:date={fixed_clock}"]
 
 
 def test_dev_with_a_commit():
     flags = wheels.wheel_flags(args("dist_wheels", "--wheel-kind=dev", "--wheel-date=20250102",
                                       "--wheel-commit=abcdef0123"))
-    assert flags == ["--//wheel:kind=dev", "--//wheel:date=20250102", "--//wheel:commit=abcdef0123"]
+    assert flags == ["--@jax_rocm_build//wheel:kind=dev", "--@jax_rocm_build//wheel:date=20250102",
+                     "--@jax_rocm_build//wheel:commit=abcdef0123"]
 
 
 def test_dev_without_a_commit_or_tree_is_the_pins_commit():
     flags = wheels.wheel_flags(args("dist_wheels", "--wheel-kind=dev", "--wheel-date=20250102"))
-    assert f"--//wheel:commit={JAX_PIN['commit']}" in flags
+    assert f"--@jax_rocm_build//wheel:commit={JAX_PIN['commit']}" in flags
 
 
 def test_dev_from_a_jax_tree_that_is_no_git_checkout_is_the_pins_commit(tmp_path, monkeypatch):
@@ -301,7 +339,7 @@ def test_dev_from_a_jax_tree_that_is_no_git_checkout_is_the_pins_commit(tmp_path
     tree = jax_tree(tmp_path / "jax")
     flags = wheels.wheel_flags(args(f"--jax-source-dir={tree}", "dist_wheels", "--wheel-kind=dev",
                                       "--wheel-date=20250102"))
-    assert f"--//wheel:commit={JAX_PIN['commit']}" in flags
+    assert f"--@jax_rocm_build//wheel:commit={JAX_PIN['commit']}" in flags
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -315,8 +353,8 @@ def test_dev_from_a_jax_git_checkout_is_its_head(tmp_path, monkeypatch):
     assert head != JAX_PIN["commit"]
     flags = wheels.wheel_flags(args(f"--jax-source-dir={tree}", "dist_wheels", "--wheel-kind=dev",
                                       "--wheel-date=20250102"))
-    assert f"--//wheel:commit={head}" in flags
-    assert "--//wheel:version=0.11.0" in flags and "--//wheel:source_overrides=jax" in flags
+    assert f"--@jax_rocm_build//wheel:commit={head}" in flags
+    assert "--@jax_rocm_build//wheel:version=0.11.0" in flags and "--@jax_rocm_build//wheel:source_overrides=jax" in flags
 
 
 def test_a_dev_wheel_reads_the_jax_tree_once(tmp_path, monkeypatch):
@@ -327,20 +365,21 @@ def test_a_dev_wheel_reads_the_jax_tree_once(tmp_path, monkeypatch):
     sources.jax_tree_identity.cache_clear()
     flags = wheels.wheel_flags(args(f"--jax-source-dir={tree}", "dist_wheels", "--wheel-kind=dev",
                                       "--wheel-date=20250102"))
-    assert "--//wheel:version=0.11.0" in flags and any(f.startswith("--//wheel:commit=") for f in flags)
+    assert "--@jax_rocm_build//wheel:version=0.11.0" in flags and any(f.startswith("--@jax_rocm_build//wheel:commit=") for f in flags)
     assert seen == [tree], "version and commit come from one read of the tree"
 
 
 def test_post_release_and_no_rocm_version_extra():
     flags = wheels.wheel_flags(args("dist_wheels", "--wheel-post-release=2", "--no-rocm-version-extra", "--allow-stand-ins"))
-    assert flags == ["--//wheel:kind=release", "--//wheel:post_release=2", "--no//wheel:rocm_version_extra"]
+    assert flags == ["--@jax_rocm_build//wheel:kind=release", "--@jax_rocm_build//wheel:post_release=2",
+                     "--@jax_rocm_build//wheel:rocm_version_extra=false"]
 
 
 def test_given_wheel_version_wins_over_the_jax_tree(tmp_path):
     tree = jax_tree(tmp_path / "jax")
-    assert "--//wheel:version=0.11.0" in wheels.wheel_flags(args(f"--jax-source-dir={tree}"))
+    assert "--@jax_rocm_build//wheel:version=0.11.0" in wheels.wheel_flags(args(f"--jax-source-dir={tree}"))
     flags = wheels.wheel_flags(args(f"--jax-source-dir={tree}", "dist_wheels", "--wheel-version=0.12.1"))
-    assert "--//wheel:version=0.12.1" in flags and "--//wheel:version=0.11.0" not in flags
+    assert "--@jax_rocm_build//wheel:version=0.12.1" in flags and "--@jax_rocm_build//wheel:version=0.11.0" not in flags
 
 
 @pytest.mark.parametrize("line", ['_version = "0.11.0"\n', '_version: str = "0.11.0"\n'])
@@ -726,9 +765,12 @@ def test_dist_wheels_dry_run_prints_the_bazel_build(recorded, capsys):
     assert all(dry_run for _, dry_run in recorded)
     cmd = bazel_build(recorded)
     assert cmd[-1] == "//:jax_rocm_wheels"
-    for flag in ("--config=rocm", f"--override_repository=xla={CHECKOUT / 'examples' / 'xla'}",
+    # rocm_release includes rocm (once: Bazel warns of a config expanded twice), then the host toolchain.
+    assert [w for w in cmd if w.startswith("--config=")] == ["--config=rocm_release", "--config=manylinux_2_28"]
+    assert cmd[cmd.index("build") + 1:cmd.index("build") + 3] == ["--config=rocm_release", "--config=manylinux_2_28"]
+    for flag in (f"--override_repository=xla={CHECKOUT / 'examples' / 'xla'}",
                  f"--override_repository=jax={CHECKOUT}",
-                 "--//wheel:kind=nightly", "--//wheel:date=20261123",
+                 "--@jax_rocm_build//wheel:kind=nightly", "--@jax_rocm_build//wheel:date=20261123",
                  "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.14"):
         assert flag in cmd
     assert "--config=rocm_rbe" not in cmd and "--bind" not in cmd
@@ -736,7 +778,7 @@ def test_dist_wheels_dry_run_prints_the_bazel_build(recorded, capsys):
     # The sandbox is provisioned first, the build comes last.
     assert recorded[0][0] == sandbox.SANDBOX + ["ensure", "--rocm=full"]
     assert recorded[-1][0] == cmd
-    assert "--//wheel:platform_tag" in capsys.readouterr().err
+    assert "--@jax_rocm_build//wheel:platform_tag" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("words", "config"), [
@@ -748,9 +790,23 @@ def test_dist_wheels_dry_run_prints_the_bazel_build(recorded, capsys):
 def test_dist_wheels_rbe(recorded, words, config):
     assert cli.main(DRY_RUN + words) == 0
     cmd = bazel_build(recorded)
-    assert f"--config={config}" in cmd and "--config=rocm" in cmd
+    # The remote config includes rocm; release_settings is rocm_release without it (rocm/rocm.bazelrc).
+    assert [w for w in cmd if w.startswith("--config=")] == [f"--config={config}", "--config=release_settings",
+                                                            "--config=manylinux_2_28"]
     assert cmd.index(f"--config={config}") < cmd.index("//:jax_rocm_wheels")
-    assert [w for w in cmd if w.startswith("--config=rocm_rbe")] == [f"--config={config}"]
+
+
+def test_the_release_configs_include_rocm_once():
+    """Each config ci_build names first includes --config=rocm; the one after it does not."""
+    rc = (CHECKOUT / "rocm" / "rocm.bazelrc").read_text()
+    for config in ("rocm_release", "rocm_rbe", "rocm_rbe_dynamic"):
+        assert re.search(rf"^common:{config} --config=(rocm|rocm_rbe)$", rc, re.M), config
+    assert not re.search(r"^\w+:release_settings --config=", rc, re.M)
+    assert dist_wheels.release_configs(args("--sources=examples")) == ("rocm_release", "manylinux_2_28")
+    assert dist_wheels.release_configs(args("--sources=examples", "--rbe")) == ("rocm_rbe", "release_settings",
+                                                                                   "manylinux_2_28")
+    assert dist_wheels.release_configs(args("--host-toolchain=sandbox", "--rbe=dynamic")) == ("rocm_rbe_dynamic",
+                                                                                             "release_settings")
 
 
 @pytest.mark.parametrize(("argv", "mode"), [
@@ -911,8 +967,8 @@ def host_recorded(recorded, monkeypatch, tmp_path):
 def test_host_modes_clang_is_the_sandboxes_path_if_there_else_path(monkeypatch, sandbox_clang, on_path, expected):
     monkeypatch.setattr(dist_wheels.Path, "exists", lambda p: sandbox_clang if str(p) == dist_wheels.SANDBOX_CLANG else False)
     monkeypatch.setattr(dist_wheels.shutil, "which", lambda name: on_path if name == "clang" else None)
-    host = args("--host", "--compiler=clang")
-    assert dist_wheels.clang(args("--compiler=clang")) == dist_wheels.SANDBOX_CLANG
+    host = args("--sources=examples", "--host", "--compiler=clang")  # host mode is kernels mode's
+    assert dist_wheels.clang(args("--sources=examples", "--compiler=clang")) == dist_wheels.SANDBOX_CLANG
     if expected:
         assert dist_wheels.clang(host) == expected
     else:
@@ -928,16 +984,22 @@ def test_host_mode_says_how_to_add_a_python_on_path(host_recorded, capsys):
     assert "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.12" in bazel_build(host_recorded)
 
 
-@pytest.mark.parametrize("argv, says", [
-    (["--host", "--mode=full", "dist_wheels"], "--mode=full runs upstream's graph with the sandbox's Debian Bazel"),
-    (["dist_wheels"], "JAX_ROCM_HOST=yes (from the environment) is neither 1 (host mode"),
+HOST_FULL = ("ci_build: full mode (XLA's real PJRT plugin, from the pin or --xla-source-dir, builds only in upstream's "
+             "graph) runs with the sandbox's Debian Bazel (full/debian.bazelrc), not in host mode: drop --host (or unset "
+             "JAX_ROCM_HOST), or build the examples/xla stand-in in host mode with --sources=examples")
+
+
+@pytest.mark.parametrize("env, argv, says", [
+    (None, ["--host", "dist_wheels"], HOST_FULL),  # the pins' XLA: full mode
+    ("1", ["native", "--xla-source-dir={tmp}"], HOST_FULL),
+    (None, ["--host", "--mode=full", "preflight", "--xla-source-dir={tmp}"], HOST_FULL),
+    ("yes", ["--sources=examples", "dist_wheels"], "ci_build: JAX_ROCM_HOST=yes (from the environment) is neither 1 (host mode"),
 ])
-def test_host_mode_input_errors_are_one_line_exit_2(recorded, monkeypatch, capsys, argv, says):
-    if "--host" not in argv:
-        monkeypatch.setenv(sandbox.HOST_ENV, "yes")
-    assert cli.main(["--sources=examples", "--dry-run", *argv]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and says in err and recorded == []
+def test_host_mode_input_errors_are_one_line_exit_2(recorded, monkeypatch, tmp_path, capsys, env, argv, says):
+    if env:
+        monkeypatch.setenv(sandbox.HOST_ENV, env)
+    assert cli.main(["--dry-run", *(a.format(tmp=tmp_path) for a in argv)]) == 2
+    assert one_error_line(capsys).startswith(says) and recorded == []
 
 
 def test_host_mode_without_a_bazel_fails_in_one_line_before_bazel(host_recorded, monkeypatch, capsys):
@@ -1006,10 +1068,12 @@ def test_a_rocm_version_the_tarballs_name_contradicts_fails_before_the_sandbox(n
     assert nothing_runs == []
 
 
-def test_full_mode_with_two_pythons_fails_before_the_sandbox(nothing_runs, capsys):
+def test_full_mode_of_the_stand_in_xla_fails_before_the_sandbox(nothing_runs, capsys):
     assert cli.main(["--mode=full", "--sources=examples", "--dry-run", "dist_wheels", "--python-versions=3.11,3.14"]) == 2
-    assert capsys.readouterr().err == ("ci_build: --mode=full and --python-versions=3.11,3.14: full mode builds for one "
-                                       "Python per run (XLA's hermetic Python), not 3.11, 3.14; pass --python-versions=3.X\n")
+    assert capsys.readouterr().err == (
+        "ci_build: --mode=full builds XLA's real PJRT plugin in upstream's graph, not the examples/xla stand-in: drop "
+        "--mode for the demo (kernels mode), or name a real XLA (the pin: drop --sources=examples; or "
+        "--xla-source-dir=DIR)\n")
     assert nothing_runs == []
 
 
@@ -1025,6 +1089,7 @@ def fetched(recorded, monkeypatch, tmp_path):
     """A run that is not dry, up to the compile: the repository rule "ran" and wrote rocm_config.json
     (release 7.10.0a20251120) into a fake output base; Bazel wrote no wheel."""
     monkeypatch.setattr(sandbox, "CACHE", tmp_path)
+    monkeypatch.setattr(dist_wheels, "CACHE", tmp_path)  # where a run keeps each build's wheels aside
     output_base = tmp_path / "output_base"
     config = output_base / "external" / dist_wheels.ROCM_REPOSITORY["kernels"] / "rocm_config.json"
     config.parent.mkdir(parents=True)
@@ -1032,7 +1097,7 @@ def fetched(recorded, monkeypatch, tmp_path):
     infos = []
     monkeypatch.setattr(sandbox, "spawn",
                         lambda cmd, **kw: infos.append(cmd) or subprocess.CompletedProcess(cmd, 0, f"{output_base}\n", ""))
-    monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None: [])
+    monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None, pjrt=True: [])
     tarball = therock_tarball(tmp_path / "rocm-nightly.tar.gz")  # its name says no release
     argv = [a for a in DRY_RUN if a != "--dry-run"] + [f"--therock-path={tarball}", f"--output-dir={tmp_path / 'dist'}"]
     return argv, infos
@@ -1043,7 +1108,7 @@ def test_a_rocm_version_the_manifest_contradicts_fails_before_the_compile(fetche
     assert cli.main(argv + ["--rocm-version=7.2.4"]) == 2
     builds = [cmd for cmd, _ in recorded if "//:jax_rocm_wheels" in cmd]
     assert len(builds) == 1 and "--nobuild" in builds[0]  # the compile never started
-    assert infos and infos[0][-1] == "output_base" and "info" in infos[0] and "--config=rocm" in infos[0]
+    assert infos and infos[0][-1] == "output_base" and "info" in infos[0] and "--config=rocm_release" in infos[0]
     err = capsys.readouterr().err
     assert ("\nci_build: --rocm-version=7.2.4, but the TheRock tarball rocm-nightly.tar.gz, by its manifest, is "
             "ROCm 7.10.0a20251120, 7.10.0a20251120; point the build at that release") in err
@@ -1063,6 +1128,7 @@ def test_a_rocm_version_the_manifest_agrees_with_goes_on_to_the_compile(fetched,
 
 def test_each_built_wheel_is_read_once(recorded, monkeypatch, tmp_path, capsys):
     """build_info.json of the built wheels (stand-ins, the toolkit line), then the tagged wheels
+    once each, by their copy aside (a later Python's build rewrites bazel-bin), and the copies
     once each, by their copy into --output-dir (whose sha256 the summary prints)."""
     bazel_bin = tmp_path / "bazel-bin"
     bazel_bin.mkdir()
@@ -1076,13 +1142,20 @@ def test_each_built_wheel_is_read_once(recorded, monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(zipfile, "ZipFile", lambda path, *a, **k: opened.append(Path(path)) or real_zipfile(path, *a, **k))
     monkeypatch.setattr(shutil, "copyfile", lambda src, dst: opened.append(Path(src)) or real_copyfile(src, dst))
     monkeypatch.setattr(sandbox, "CACHE", tmp_path)
-    monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None: built)
+    monkeypatch.setattr(dist_wheels, "CACHE", tmp_path / "cache")
+    (tmp_path / "cache").mkdir()
+    monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None, pjrt=True: built)
     monkeypatch.setattr(wheels, "audit_wheels", lambda ws, policy: {w.name: {"ok": True, "platform_tag": "x"} for w in ws})
     argv = [a for a in DRY_RUN if a != "--dry-run"] + ["--allow-stand-ins", f"--output-dir={tmp_path / 'dist'}"]
     assert cli.main(argv) == 0
-    # Once by read_wheel after the build, once by the copy after the tagging build (the same
-    # paths here: Bazel's tagged wheels replace the untagged ones in bazel-bin).
-    assert sorted(opened) == sorted(built * 2)
+    # Once by read_wheel after the build, once by the copy aside after the tagging build (the
+    # same paths here: Bazel's tagged wheels replace the untagged ones in bazel-bin).
+    assert sorted(p for p in opened if p.parent == bazel_bin) == sorted(built * 2)
+    # The copies aside: each once by its copy into --output-dir, the first once more for the toolkit line.
+    aside = [p for p in opened if p.parent != bazel_bin]
+    assert sorted(p.name for p in aside) == sorted([built[0].name] + [w.name for w in built])
+    assert all(p.parent.parent == tmp_path / "cache" for p in aside)
+    assert not list((tmp_path / "cache").iterdir()), "the copies aside are gone"
     out = capsys.readouterr()
     assert "built against ROCm 7.2.4" in out.err and hashlib.sha256(built[0].read_bytes()).hexdigest() in out.out
 
@@ -1224,19 +1297,195 @@ def test_dist_wheels_with_a_missing_ambient_rocm_path_fails_before_anything_runs
     assert recorded == []
 
 
-def test_full_mode_names_this_projects_settings_from_its_root_module():
-    flags = ["--config=rocm", "--//rocm:amdgpu_targets=gfx942", "--no//wheel:rocm_version_extra", "--repo_env=X=//y"]
-    assert full.in_this_module(flags) == ["--config=rocm", "--@jax_rocm_build//rocm:amdgpu_targets=gfx942",
-                                              "--no@jax_rocm_build//wheel:rocm_version_extra", "--repo_env=X=//y"]
+# --- full mode: upstream's graph in full/, one Bazel run per Python --------------------------
+
+PY311 = pythons.Interpreter("3.11", "/opt/py311/bin/python3.11", "/opt/py311")
+PY314 = pythons.Interpreter("3.14", "/usr/bin/python3.14", None)
 
 
-def test_full_mode_builds_for_one_python_and_says_so_otherwise():
-    py312 = pythons.Interpreter("3.12", "/usr/bin/python3.12", None)
-    py314 = pythons.Interpreter("3.14", "/usr/bin/python3.14", None)
-    assert full.full_python([py312]) == ["--repo_env=HERMETIC_PYTHON_VERSION=3.12",
-                                             "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.12"]
-    with pytest.raises(inputs.InputError, match="one Python per run.*3.12, 3.14.*--python-versions=3.X"):
-        full.full_python([py312, py314])
+def bazel_builds(commands) -> list[list[str]]:
+    """Every `bazel build` among the commands `recorded` holds, in order."""
+    return [cmd for cmd, _ in commands if "build" in cmd and "/usr/bin/bazel" in cmd]
+
+
+def test_this_projects_settings_are_named_from_either_root_module():
+    """--@jax_rocm_build//... names this project's packages from the checkout's MODULE.bazel and
+    from full/MODULE.bazel, where this project is the module jax_rocm_build: one spelling."""
+    for mode in (["--sources=examples"], []):
+        parsed = args(*mode, "--amdgpu-targets=gfx942", "dist_wheels", "--no-rocm-version-extra")
+        assert toolkit.rocm_flags(parsed) == ["--config=rocm", "--@jax_rocm_build//rocm:amdgpu_targets=gfx942"]
+        assert toolkit.rocm_flags(parsed, ("rocm_release", "manylinux_2_28")) == [
+            "--config=rocm_release", "--config=manylinux_2_28", "--@jax_rocm_build//rocm:amdgpu_targets=gfx942"]
+        assert "--@jax_rocm_build//wheel:rocm_version_extra=false" in wheels.wheel_flags(parsed)
+    assert re.search(r'^module\(\s*name = "jax_rocm_build",', (CHECKOUT / "MODULE.bazel").read_text(), re.M)
+    assert 'bazel_dep(name = "jax_rocm_build")' in (CHECKOUT / "full" / "MODULE.bazel").read_text()
+
+
+def test_full_mode_builds_for_one_python_per_bazel_run():
+    assert full.full_python(PY314) == ["--repo_env=HERMETIC_PYTHON_VERSION=3.14",
+                                       "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.14"]
+
+
+def test_full_mode_with_two_pythons_makes_a_plan_for_each_and_the_pjrt_wheel_in_the_first(recorded, monkeypatch):
+    parsed = args("--dry-run", "dist_wheels", "--wheel-kind=nightly", "--wheel-date=20261123")
+    assert parsed.mode == "full"
+    plans = dist_wheels.plan_build(parsed, [PY311, PY314])
+    assert [(p.interpreters, p.builds_pjrt, p.workspace) for p in plans] == [([PY311], True, full.FULL),
+                                                                            ([PY314], False, full.FULL)]
+    assert [p.build_args[-1] for p in plans] == ["//:jax_rocm_wheels", "//:jax_rocm_plugin_wheel"]
+    assert plans[0].bazel == plans[1].bazel  # one output base: the second run reuses the first's actions
+    assert "/opt/py311" in plans[0].bazel[:plans[0].bazel.index("--")]  # every Python mounted in each
+    # The same flags but for the Python and the target.
+    assert [w.replace("3.11", "3.14").replace("/opt/py311/bin/python", "/usr/bin/python") for w in plans[0].build_args[:-1]] \
+        == plans[1].build_args[:-1]
+    assert [w for w in plans[1].build_args if "PYTHON" in w] == full.full_python(PY314)
+    # Kernels mode builds every Python in one run.
+    kernels = dist_wheels.plan_build(args("--sources=examples", "--dry-run"), [PY311, PY314])
+    assert len(kernels) == 1 and kernels[0].interpreters == [PY311, PY314] and kernels[0].builds_pjrt
+    assert "--repo_env=JAX_ROCM_PYTHON=/opt/py311/bin/python3.11,/usr/bin/python3.14" in kernels[0].build_args
+
+
+def test_full_modes_dry_run_builds_each_python_with_the_release_configs(recorded, monkeypatch, capsys):
+    monkeypatch.setattr(pythons, "find_interpreters", lambda **_: [PY311, PY314])
+    assert cli.main(["--dry-run", "dist_wheels", "--python-versions=3.11,3.14", "--wheel-kind=nightly",
+                     "--wheel-date=20261123", "--amdgpu-targets=gfx942"]) == 0
+    first, second = bazel_builds(recorded)
+    assert first[-1] == "//:jax_rocm_wheels" and second[-1] == "//:jax_rocm_plugin_wheel"
+    for cmd in (first, second):
+        assert cmd[cmd.index("/usr/bin/bazel"):cmd.index("build")] == full.FULL_BAZEL
+        flags = cmd[cmd.index("build") + 1:]
+        # rocm_release includes rocm and release_settings, whose --@local_config_rocm//rocm:rocm_path_type
+        # comes with it: none of that is spelled on the command line.
+        assert flags[:2] == ["--config=rocm_release", "--config=manylinux_2_28"]
+        assert [w for w in flags if w.startswith("--config=")] == flags[:2]
+        assert not [w for w in flags if w.startswith("--@local_config_rocm")]
+        assert "--keep_going" in flags and "--@jax_rocm_build//rocm:amdgpu_targets=gfx942" in flags
+        assert "--@jax_rocm_build//wheel:kind=nightly" in flags and "--@jax_rocm_build//wheel:date=20261123" in flags
+        assert not [w for w in flags if w.startswith(("--//", "--no//"))]
+    assert "--repo_env=HERMETIC_PYTHON_VERSION=3.11" in first and "--repo_env=HERMETIC_PYTHON_VERSION=3.14" in second
+    err = capsys.readouterr().err
+    assert "building the wheels with Bazel for Python 3.11 (1 of 2)" in err
+    assert "building the wheels with Bazel for Python 3.14 (2 of 2)" in err
+    # The wheels must meet the toolchain's policy in full mode too.
+    assert "(--manylinux=manylinux_2_28), and the same build with --@jax_rocm_build//wheel:platform_tag=" \
+           "manylinux_2_28_x86_64" in err
+    # full/.bazelrc reads the configs from the same files as the checkout's .bazelrc.
+    rc = (CHECKOUT / "full" / ".bazelrc").read_text()
+    assert "import %workspace%/../rocm/rocm.bazelrc" in rc and "import %workspace%/../toolchains/manylinux/manylinux.bazelrc" in rc
+    assert "build:release_settings --@local_config_rocm//rocm:rocm_path_type=link_only" in (
+        CHECKOUT / "rocm" / "rocm.bazelrc").read_text()
+
+
+@pytest.mark.parametrize(("rbe", "config"), [("--rbe", "rocm_rbe"), ("--rbe=dynamic", "rocm_rbe_dynamic")])
+def test_full_mode_on_remote_execution_takes_the_rbe_mode_asked(recorded, rbe, config):
+    assert cli.main(["--mode=full", rbe, "--dry-run", "dist_wheels", "--python-versions=3.14"]) == 0
+    (cmd,) = bazel_builds(recorded)
+    assert [w for w in cmd if w.startswith("--config=")] == [f"--config={config}", "--config=release_settings",
+                                                            "--config=manylinux_2_28"]
+
+
+def test_full_modes_native_builds_the_plugin_and_the_modules_for_the_sandboxs_python(recorded):
+    assert cli.main(["--dry-run", "native"]) == 0
+    (cmd,) = bazel_builds(recorded)
+    flags = cmd[cmd.index("build") + 1:]
+    assert flags[0] == "--config=rocm"
+    assert flags[-5:] == [*full.full_python(PY314), "--keep_going", "//:xla_rocm_plugin", "//:rocm_extensions"]
+
+
+@pytest.fixture
+def dry_only(monkeypatch):
+    """sandbox.run and sandbox.run_bazel as they are (a dry run prints each command, `+ ...`,
+    on stderr), but a command run for real fails the test; the interpreters are faked, and
+    nothing of the environment (ROCM_PATH, JAX_ROCM_HOST, SOURCE_DATE_EPOCH) plays a part."""
+    real_run, real_run_bazel = sandbox.run, sandbox.run_bazel
+    monkeypatch.setattr(sandbox, "run", lambda cmd, dry_run: real_run(cmd, dry_run) if dry_run else pytest.fail(
+        f"ran {cmd}"))
+    monkeypatch.setattr(sandbox, "run_bazel", lambda cmd, dry_run: real_run_bazel(cmd, dry_run) if dry_run else pytest.fail(
+        f"ran {cmd}"))
+    monkeypatch.setattr(sources.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
+    for name in ("SOURCE_DATE_EPOCH", "ROCM_PATH", sandbox.HOST_ENV, "JAXCI_XLA_GIT_DIR", "JAXCI_CLONE_MAIN_XLA"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_a_therock_release_from_the_pins_prints_full_modes_commands_one_build_per_python(dry_only, monkeypatch, capsys):
+    """A TheRock release with the pinned sources (a real XLA: full mode), dry: the sandbox and the
+    pinned archives, then one Bazel run per Python in full/, the PJRT wheel by the first only."""
+    py313 = pythons.Interpreter("3.13", "/usr/bin/python3.13", None)
+    py314 = pythons.Interpreter("3.14", "/opt/py314/bin/python3.14", "/opt/py314")
+    monkeypatch.setattr(pythons, "find_interpreters", lambda **_: [pythons.Interpreter("3.11", "/usr/bin/python3.11", None),
+                                                                 py313, py314])
+    url = TARBALL.format("gfx94X-dcgpu")
+    assert cli.main([f"--therock-path={url}", f"--therock-sha256={'ab' * 32}", "--python-versions=3.13,3.14",
+                     "dist_wheels", "--dry-run"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    bazel = [*sandbox.SANDBOX, "run", "--bind", "/opt/py314", "--", "sh", "-c", 'cd "$0" && exec "$@"', str(CHECKOUT / "full"),
+             "/usr/bin/bazel", "--nosystem_rc", "--bazelrc=/etc/bazel.shared.bazelrc", "--bazelrc=debian.bazelrc",
+             f"--output_user_root={full.CACHE / 'bazel'}",
+             "build", "--config=rocm_release", "--config=manylinux_2_28", f"--repo_env=THEROCK_URL={url}",
+             f"--repo_env=THEROCK_SHA256={'ab' * 32}", "--@jax_rocm_build//wheel:kind=release"]
+    assert [line for line in err if line.startswith("+ ")] == [
+        "+ " + shlex.join(sandbox.PREFETCH + ["--pypi-only"]) + " &",
+        "+ " + shlex.join(sandbox.SANDBOX + ["ensure", "--rocm=full"]),
+        "+ " + shlex.join(sandbox.PREFETCH),
+        "+ " + shlex.join(bazel + ["--repo_env=HERMETIC_PYTHON_VERSION=3.13", "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.13",
+                                   "--keep_going", "//:jax_rocm_wheels"]),
+        "+ " + shlex.join(bazel + ["--repo_env=HERMETIC_PYTHON_VERSION=3.14",
+                                   "--repo_env=JAX_ROCM_PYTHON=/opt/py314/bin/python3.14", "--keep_going",
+                                   "//:jax_rocm_plugin_wheel"]),
+    ]
+    builds = [n for n, line in enumerate(err) if line.startswith("+ ") and " build " in line]
+    assert err[builds[0] - 1] == "ci_build dist_wheels [1/3]: building the wheels with Bazel for Python 3.13 (1 of 2)"
+    assert err[builds[1] - 1] == "ci_build dist_wheels [1/3]: building the wheels with Bazel for Python 3.14 (2 of 2)"
+    assert err[-1] == ("# then, after each build: wheel/wheel_audit.py on its wheels (--manylinux=manylinux_2_28), and the "
+                       "same build with --@jax_rocm_build//wheel:platform_tag=manylinux_2_28_x86_64")
+    assert any(line.startswith("# first: JAX's patches of abseil-cpp, grpc, protobuf, rules_python from the pinned JAX "
+                               "archive") for line in err[:builds[0]])
+    assert err[0].startswith("ci_build dist_wheels: TheRock family gfx94X-dcgpu: amdgpu targets gfx942 (default: ")
+
+
+def test_bazels_output_is_shown_as_it_comes_and_kept(capsys):
+    rc, output = sandbox.run_bazel(["sh", "-c", "echo to-stdout; echo one >&2; echo two >&2; exit 3"], dry_run=False)
+    assert (rc, output) == (3, "one\ntwo\n")
+    captured = capsys.readouterr()
+    assert captured.err == "+ sh -c 'echo to-stdout; echo one >&2; echo two >&2; exit 3'\none\ntwo\n"
+    assert sandbox.run_bazel(["false"], dry_run=True) == (0, "")
+
+
+# --- the mode follows the sources -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("argv", "mode"), [
+    ([], "full"),  # the pins' XLA
+    (["--sources=examples"], "kernels"),  # the examples/xla stand-in
+    (["--sources=examples", "--xla-source-dir={xla}"], "full"),  # a real XLA takes precedence
+    (["--xla-source-dir={xla}"], "full"),
+    (["--mode=full"], "full"),
+    (["--sources=examples", "--mode=kernels"], "kernels"),
+    (["--sources=examples", "--jax-source-dir={xla}"], "kernels"),  # a JAX tree changes nothing of XLA
+])
+def test_the_mode_follows_the_sources(tmp_path, argv, mode):
+    parsed = args(*(a.format(xla=tmp_path) for a in argv))
+    assert parsed.mode == mode
+    assert sources.real_xla(parsed) == (mode == "full")
+
+
+def test_decide_mode_takes_a_mode_only_where_the_sources_allow_it():
+    assert [sources.decide_mode(None, real) for real in (True, False)] == ["full", "kernels"]
+    assert [sources.decide_mode(asked, asked == "full") for asked in sources.MODES] == ["kernels", "full"]
+    with pytest.raises(inputs.InputError, match=r"^--mode=kernels cannot build XLA's PJRT plugin from a real XLA"):
+        sources.decide_mode("kernels", True)
+    with pytest.raises(inputs.InputError, match=r"^--mode=full builds XLA's real PJRT plugin in upstream's graph, not the "
+                                                r"examples/xla stand-in"):
+        sources.decide_mode("full", False)
+
+
+def test_an_explicit_kernels_mode_with_a_real_xla_is_one_line_before_anything_runs(nothing_runs, tmp_path, capsys):
+    for argv in (["--mode=kernels", "dist_wheels"], ["--sources=examples", f"--xla-source-dir={tmp_path}", "native",
+                                                     "--mode=kernels"]):
+        assert cli.main(argv) == 2
+        assert one_error_line(capsys).startswith("ci_build: --mode=kernels cannot build XLA's PJRT plugin from a real XLA "
+                                                 "(the pin or --xla-source-dir)")
+    assert nothing_runs == []
 
 
 # --- a dry run makes nothing ----------------------------------------------------------------
@@ -1308,12 +1557,13 @@ def probed(recorded, monkeypatch, tmp_path):
     """A run that is not dry, with the finder's answer for the default toolkit (clang knows three
     targets, release 7.2.4); the lock is this test's, the checkout's stays free."""
     monkeypatch.setattr(sandbox, "CACHE", tmp_path)
+    monkeypatch.setattr(dist_wheels, "CACHE", tmp_path)
     answer = {"rocm_toolkit_path": "/usr", "rocm_version": "7.2.4", "clang_path": "/usr/lib/llvm-22/bin/clang",
               "amdgpu_targets_supported": ["gfx90a", "gfx942", "gfx950"]}
     probes = []
     monkeypatch.setattr(sandbox, "spawn", lambda cmd, **kw: probes.append(cmd) or
                         subprocess.CompletedProcess(cmd, 0, json.dumps(answer), ""))
-    monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None: [])
+    monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None, pjrt=True: [])
     return probes
 
 
@@ -1336,9 +1586,45 @@ def test_unknown_targets_ignore_features():
     assert finder.unknown_targets([], ["gfx942"]) == []
 
 
+# How Bazel reports an action that ran and failed, and errors before any action ran.
+COMPILE_FAILED = ("INFO: Analyzed target //:jax_rocm_wheels (3 packages loaded, 12 targets configured).\n"
+                  "ERROR: /x/BUILD:1:2: Compiling a.cc failed: (Exit 1): clang failed: error executing CppCompile "
+                  "command (from target //:a) /usr/bin/clang -c a.cc\n"
+                  "a.cc:1:1: error: unknown type name 'x'\n"
+                  "ERROR: /x/BUILD:7:3: Linking b.so failed: (Exit 1): clang failed\n"
+                  "ERROR: Build did NOT complete successfully\n")
+LOADING_FAILED = ("ERROR: no such package '@@xla~~llvm_extension~llvm-raw//': java.io.IOException: Error downloading "
+                  "[https://github.com/llvm/llvm-project/archive/0123.tar.gz] to /o/external/llvm-raw/temp.tar.gz: "
+                  "Unknown host: github.com\n"
+                  "ERROR: /work/main/full/BUILD.bazel:10:6: Analysis of target '//:jax_rocm_wheels' failed; build "
+                  "aborted: Analysis failed\n"
+                  "ERROR: Build did NOT complete successfully\n")
+
+
 def test_a_failed_build_says_how_to_start_bazels_outputs_afresh():
     cmd = sandbox.SANDBOX + ["run", "--bind", "/opt/x", "--", "bazel", "build", "--config=rocm", "//:jax_rocm_wheels"]
-    hint = sandbox.damaged_outputs_hint(1, cmd)
-    assert hint and f"`{' '.join(sandbox.SANDBOX)} run --bind /opt/x -- bazel clean --expunge`" in hint
-    assert sandbox.damaged_outputs_hint(2, cmd) is None  # a command-line error: nothing of the outputs
-    assert sandbox.damaged_outputs_hint(1, ["git", "pull"]) is None
+    assert sandbox.failed_actions(COMPILE_FAILED) == ["Compiling a.cc", "Linking b.so"]
+    hint = sandbox.damaged_outputs_hint(1, cmd, COMPILE_FAILED)
+    assert hint and hint.startswith("if Compiling a.cc fails the same way again with nothing changed")
+    assert f"`{' '.join(sandbox.SANDBOX)} run --bind /opt/x -- bazel clean --expunge`" in hint
+    assert sandbox.damaged_outputs_hint(2, cmd, COMPILE_FAILED) is None  # a command-line error: nothing of the outputs
+    assert sandbox.damaged_outputs_hint(1, ["git", "pull"], COMPILE_FAILED) is None
+
+
+def test_no_clean_hint_where_no_action_failed():
+    """Loading, fetching and analysis errors (exit 1 too) are none of a damaged output base's doing."""
+    cmd = full.full_bazel(args()) + ["build", "--keep_going", "//:jax_rocm_wheels"]
+    assert sandbox.failed_actions(LOADING_FAILED) == []
+    assert sandbox.damaged_outputs_hint(1, cmd, LOADING_FAILED) is None
+    assert sandbox.damaged_outputs_hint(1, cmd, "") is None
+    assert sandbox.damaged_outputs_hint(1, cmd, LOADING_FAILED + COMPILE_FAILED).startswith("if Compiling a.cc fails")
+
+
+def test_a_failed_step_names_the_command_and_the_hint_only_after_a_failed_action(monkeypatch, capsys):
+    cmd = ["bazel", "build", "//:x"]
+    for output, hinted in ((COMPILE_FAILED, True), (LOADING_FAILED, False)):
+        monkeypatch.setattr(sandbox, "run_bazel", lambda c, dry_run, output=output: (1, output))
+        assert sandbox.run_steps("native", [cmd, ["bazel", "test", "//:y"]], dry_run=False) == 1
+        err = capsys.readouterr().err.splitlines()
+        assert err[0] == "ci_build native: failed (exit 1) at: bazel build //:x"
+        assert (len(err) == 2 and err[1].startswith("ci_build native: if Compiling a.cc fails")) if hinted else len(err) == 1

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_build_cli import cli, pythons, sandbox, sources, toolkit
+from ci_build_cli import cli, full, pythons, sandbox, sources, toolkit
 from ci_build_cli.paths import CHECKOUT
 from tests.infra.archives import entries_of, tar_of
 
@@ -90,6 +90,7 @@ def guarded(monkeypatch, tmp_path):
     fail the test; no ROCM_PATH or JAX_ROCM_HOST from the environment."""
     ran = []
     monkeypatch.setattr(sandbox, "run", lambda cmd, dry_run: ran.append(list(cmd)) or 0)
+    monkeypatch.setattr(sandbox, "run_bazel", lambda cmd, dry_run: (ran.append(list(cmd)) or 0, ""))
     monkeypatch.setattr(sandbox, "checkout_lock", lambda command: pytest.fail("the checkout lock was taken"))
     monkeypatch.setattr(pythons, "find_interpreters", lambda **_: pytest.fail("the sandbox was asked for its Pythons"))
     monkeypatch.setattr(sources.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
@@ -135,8 +136,9 @@ def error_line(capsys) -> str:
     return said[0]
 
 
-# Each: (argv of cli.main, the start of its one line). {tmp} is the test's folder; all dry runs
-# except where the error is about the run itself.
+# Each: (argv of cli.main, the start of its one line). {tmp} is the test's folder, {tmp}/xla_tree
+# a checkout of XLA as far as ci_build looks (a real XLA: full mode); all dry runs except where
+# the error is about the run itself.
 INPUT_ERRORS = {
     "two toolkits": (["--rocm-path=/usr", "--therock-path={tmp}", "dist_wheels"],
                      "ci_build: --rocm-path=/usr and --therock-path={tmp} name two toolkits; give one"),
@@ -160,9 +162,20 @@ INPUT_ERRORS = {
     "python versions misspelt": (["--python-versions=3.x", "dist_wheels"], "ci_build: --python-versions: 3.x is not a Python"),
     "a manylinux policy misspelt": (["--manylinux=manylinux2014", "dist_wheels"],
                                     "ci_build: --manylinux=manylinux2014: 'manylinux2014' is not a manylinux policy"),
-    "full mode with two pythons": (["--mode=full", "--python-versions=3.11,3.14", "dist_wheels"],
-                                   "ci_build: --mode=full and --python-versions=3.11,3.14: full mode builds for one Python"),
-    "full mode in host mode": (["--mode=full", "--host", "dist_wheels"], "ci_build: --mode=full runs upstream's graph"),
+    "full mode of the stand-in xla": (["--mode=full", "--python-versions=3.11,3.14", "dist_wheels"],
+                                      "ci_build: --mode=full builds XLA's real PJRT plugin in upstream's graph, not the "
+                                      "examples/xla stand-in"),
+    "kernels mode with a real xla": (["--mode=kernels", "--xla-source-dir={tmp}/xla_tree", "native"],
+                                     "ci_build: --mode=kernels cannot build XLA's PJRT plugin from a real XLA"),
+    "full mode in host mode": (["--xla-source-dir={tmp}/xla_tree", "--host", "dist_wheels"],
+                               "ci_build: full mode (XLA's real PJRT plugin, from the pin or --xla-source-dir, builds "
+                               "only in upstream's graph) runs with the sandbox's Debian Bazel"),
+    "a bazelrc in kernels mode": (["--bazelrc={tmp}/file", "dist_wheels"],
+                                  "ci_build: --bazelrc={tmp}/file is read by full mode's Bazel only"),
+    "a bazelrc that is no file": (["--xla-source-dir={tmp}/xla_tree", "--bazelrc={tmp}/nope", "dist_wheels"],
+                                  "ci_build: --bazelrc={tmp}/nope is not a file"),
+    "a registry that is none": (["--xla-source-dir={tmp}/xla_tree", "--registry={tmp}", "native"],
+                                "ci_build: --registry={tmp} is not a Bazel registry (it has no modules/ folder)"),
     "output dir a file": (["--output-dir={tmp}/file", "dist_wheels"], "ci_build: --output-dir={tmp}/file is a file, not a folder"),
     "jax source not there": (["--jax-source-dir={tmp}/nope", "dist_wheels"], "ci_build: --jax-source-dir={tmp}/nope does not exist"),
     "jax source a plain file": (["--jax-source-dir={tmp}/file", "native"],
@@ -190,6 +203,7 @@ INPUT_ERRORS = {
 @pytest.mark.parametrize("dry_run", [True, False], ids=["dry-run", "for-real"])
 def test_each_input_error_is_exit_2_and_one_line_before_the_lock(guarded, tmp_path, capsys, case, dry_run):
     (tmp_path / "file").write_text("not a folder")
+    (tmp_path / "xla_tree" / "xla").mkdir(parents=True)
     (tmp_path / "jax.tar.gz").write_bytes(gzip.compress(b"x" * 100_000)[:500])
     argv, said = INPUT_ERRORS[case]
     argv = [a.format(tmp=tmp_path) for a in argv]
@@ -214,13 +228,40 @@ def test_a_python_no_interpreter_serves_is_exit_2_before_bazel(guarded, capsys, 
     assert not [cmd for cmd in guarded if "//:jax_rocm_wheels" in cmd]
 
 
-def test_full_mode_with_the_default_pythons_is_exit_2_before_bazel(guarded, capsys, monkeypatch):
-    monkeypatch.setattr(pythons, "find_interpreters", lambda **_: [pythons.Interpreter("3.12", "/usr/bin/python3.12", None),
-                                                               pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
-    assert cli.main(["--sources=examples", "--mode=full", "--dry-run", "dist_wheels"]) == 2
-    assert error_line(capsys).startswith("ci_build: full mode builds for one Python per run (XLA's hermetic Python), "
-                                         "not 3.12, 3.14; pass --python-versions=3.X")
-    assert not [cmd for cmd in guarded if "//:jax_rocm_wheels" in cmd]
+@pytest.mark.parametrize("command", ["native", "dist_wheels", "preflight"])
+@pytest.mark.parametrize("dry_run", [True, False], ids=["dry-run", "for-real"])
+def test_kernels_mode_of_the_pinned_xla_is_exit_2_before_anything_runs(guarded, capsys, command, dry_run):
+    """The pins' XLA is a real one, which only full mode builds: --mode=kernels contradicts it."""
+    argv = ["--mode=kernels", *(["--dry-run"] if dry_run else []), command]
+    if command == "preflight":
+        argv.append(f"--xla-source-dir={CHECKOUT / 'full'}")  # any folder but examples/xla is a real XLA
+    assert cli.main(argv) == 2
+    assert error_line(capsys) == (
+        "ci_build: --mode=kernels cannot build XLA's PJRT plugin from a real XLA (the pin or --xla-source-dir): only "
+        "upstream's graph declares what it needs. Drop --mode (a real XLA builds in full mode), or add "
+        "--sources=examples for the examples/xla stand-in (e.g. to work on JAX's FFI modules with --jax-source-dir)")
+    assert guarded == []
+
+
+def test_full_mode_offline_without_a_registry_is_exit_2_before_anything_runs(guarded, capsys, monkeypatch, tmp_path):
+    """Upstream's graph resolves from the Bazel Central Registry: unreachable and no --registry,
+    nothing could build. A dry run asks no network."""
+    (tmp_path / "xla").mkdir()  # an XLA checkout as far as ci_build looks
+    asked = []
+    monkeypatch.setattr(full, "registry_unreachable", lambda timeout=10: asked.append(timeout) or "Name or service not known")
+    for command in ("native", "dist_wheels"):
+        assert cli.main([command, f"--xla-source-dir={tmp_path}"]) == 2
+        line = error_line(capsys)
+        assert line.startswith(f"ci_build: a real XLA builds in full mode, upstream's module graph, which resolves from "
+                               f"the Bazel Central Registry ({full.BCR}: Name or service not known). Offline, pass "
+                               "--registry=DIR --distdir=DIR --bazelrc=FILE as tools/real_trees.py lays them out")
+        assert line.endswith("or build the offline demo with --sources=examples")
+    assert len(asked) == 2 and guarded == []
+    (tmp_path / "bcr" / "modules").mkdir(parents=True)
+    monkeypatch.setattr(pythons, "find_interpreters", lambda **_: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
+    assert cli.main(["--dry-run", "dist_wheels", f"--xla-source-dir={tmp_path}"]) == 0
+    assert cli.main(["--dry-run", "native", f"--xla-source-dir={tmp_path}", f"--registry={tmp_path / 'bcr'}"]) == 0
+    assert len(asked) == 2, "a dry run, or a run with --registry, asks no network"
 
 
 # --- a local TheRock tarball, checked by the repository rule's own extractor -------------------
@@ -278,6 +319,7 @@ def test_a_wrong_sha256_of_a_local_tarball_names_the_real_one(guarded, tmp_path,
 def test_a_good_local_tarball_goes_on_to_the_build(tmp_path, capsys, monkeypatch, rooted):
     ran = []
     monkeypatch.setattr(sandbox, "run", lambda cmd, dry_run: ran.append(list(cmd)) or 0)
+    monkeypatch.setattr(sandbox, "run_bazel", lambda cmd, dry_run: (ran.append(list(cmd)) or 0, ""))
     monkeypatch.setattr(pythons, "find_interpreters", lambda **_: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
     monkeypatch.delenv("ROCM_PATH", raising=False)
     monkeypatch.delenv(sandbox.HOST_ENV, raising=False)

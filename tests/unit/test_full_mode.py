@@ -130,11 +130,135 @@ def test_jaxs_module_file_hunks_are_re_anchored_on_the_registrys_file():
     assert full.overridden_versions(JAX_MODULE)["grpc"] == "1.78.0"
 
 
-def test_full_modes_bazel_keeps_its_jni_folder_in_the_runs_tmpfs():
-    """--nosystem_rc drops the sandbox's rc, which sets the server's tmpdir; debian.bazelrc
-    must name the same tmpfs the sandbox mounts for each run."""
-    from tools.sandbox_root.environment import BAZEL_JVM_TMPFS, RUN_TMPFS
+def test_full_modes_bazel_keeps_its_jni_folder_in_the_runs_tmpfs(tmp_path):
+    """--nosystem_rc drops the sandbox's rc; full mode's Bazel reads its shared part instead,
+    which sets the server's tmpdir to the tmpfs the sandbox mounts for each run (and the action
+    cache every workspace shares), but not the kernels-mode stand-in modules."""
+    from ci_build_cli import full
+    from tools.sandbox_root import cache, environment
 
-    assert BAZEL_JVM_TMPFS in RUN_TMPFS
-    rc = (CHECKOUT / "full" / "debian.bazelrc").read_text()
-    assert f"startup --host_jvm_args=-Djava.io.tmpdir={BAZEL_JVM_TMPFS}\n" in rc
+    assert environment.BAZEL_JVM_TMPFS in environment.RUN_TMPFS
+    assert full.SHARED_BAZELRC == environment.SHARED_BAZELRC
+    bazel = full.FULL_BAZEL
+    assert bazel[1:4] == ["--nosystem_rc", f"--bazelrc={full.SHARED_BAZELRC}", "--bazelrc=debian.bazelrc"]
+    paths = cache.Paths(tmp_path)
+    shared = environment.bazel_shared_rc(paths, tmp_path / "actions")
+    assert f"startup --host_jvm_args=-Djava.io.tmpdir={environment.BAZEL_JVM_TMPFS}\n" in shared
+    assert f"build --disk_cache={tmp_path / 'actions'}\n" in shared and "--override_module" not in shared
+    assert environment.bazel_system_rc(paths, environment.CHECKOUT).startswith(environment.bazel_shared_rc(paths))
+    binds = {b.target: b for b in environment.standard_binds(paths)}
+    assert binds[full.SHARED_BAZELRC].readonly and binds[full.SHARED_BAZELRC].source.read_text() == \
+        environment.bazel_shared_rc(paths)
+    # Said once: debian.bazelrc no longer repeats it.
+    assert "java.io.tmpdir" not in (CHECKOUT / "full" / "debian.bazelrc").read_text()
+
+
+# --- a full-mode build that stopped: what Bazel could not fetch, in one closing line ----------
+
+LLVM_COMMIT = "0123456789abcdef0123456789abcdef01234567"
+LLVM_SHA256 = "ab" * 32
+# Bazel's words for repositories it could not fetch, and a target a laid-out tree lacks.
+OFFLINE = (
+    "ERROR: no such package '@@xla~~llvm_extension~llvm-raw//utils/bazel': java.io.IOException: Error downloading "
+    f"[https://storage.googleapis.com/mirror.tensorflow.org/github.com/llvm/llvm-project/archive/{LLVM_COMMIT}.tar.gz, "
+    f"https://github.com/llvm/llvm-project/archive/{LLVM_COMMIT}.tar.gz] to /o/external/xla~~llvm_extension~llvm-raw/"
+    "temp.tar.gz: Unknown host: storage.googleapis.com\n"
+    "ERROR: /work/main/full/BUILD.bazel:10:6: no such package '@@xla~~llvm_extension~llvm-raw//utils/bazel': "
+    "java.io.IOException: Error downloading [https://example.com/other.tar.gz] to ...\n"
+    "ERROR: no such package '@@rules_python~//python': the module rules_python~ could not be fetched\n"
+    "ERROR: /work/main/full/BUILD.bazel:3:4: no such target '@@grpc~//:grpc++': target 'grpc++' not declared\n"
+    "ERROR: /work/main/full/BUILD.bazel:3:4: no such target '@@grpc~//:grpc++': target 'grpc++' not declared\n"
+    "ERROR: Build did NOT complete successfully\n")
+
+
+def xla_tree(root):
+    """An XLA tree as far as stop_line reads it: third_party/llvm/workspace.bzl pins LLVM."""
+    (root / "xla").mkdir(parents=True)
+    (root / "third_party" / "llvm").mkdir(parents=True)
+    (root / "third_party" / "llvm" / "workspace.bzl").write_text(
+        'load("//third_party:repo.bzl", "tf_http_archive")\n\ndef repo(name):\n'
+        f'    """Imports LLVM."""\n    LLVM_COMMIT = "{LLVM_COMMIT}"\n    LLVM_SHA256 = "{LLVM_SHA256}"\n')
+    return root
+
+
+def test_what_bazel_could_not_fetch_is_named_once_each_in_its_order():
+    from ci_build_cli import full
+
+    repos, targets = full.unfetched(OFFLINE)
+    assert repos == {"llvm-raw": "https://storage.googleapis.com/mirror.tensorflow.org/github.com/llvm/llvm-project/"
+                                 f"archive/{LLVM_COMMIT}.tar.gz", "rules_python": ""}
+    assert targets == ["@grpc//:grpc++"]
+    assert full.unfetched("ERROR: /x/BUILD:1:2: Compiling a.cc failed: (Exit 1)\n") == ({}, [])
+    assert [full.graph_name(n) for n in ("xla~~llvm_extension~llvm-raw", "rules_python~", "xla")] == [
+        "llvm-raw", "rules_python", "xla"]
+
+
+def test_the_stop_line_names_llvms_archive_by_the_xla_trees_url_and_sha256(tmp_path):
+    from ci_build_cli import full
+
+    xla = xla_tree(tmp_path / "xla")
+    line = full.stop_line(OFFLINE, xla)
+    assert "\n" not in line
+    assert line.startswith("full mode built what it could (--keep_going) and stopped: Bazel could not fetch llvm-raw "
+                           f"(https://github.com/llvm/llvm-project/archive/{LLVM_COMMIT}.tar.gz (sha256 {LLVM_SHA256}, "
+                           f"{xla}/third_party/llvm/workspace.bzl)), rules_python; targets the laid-out trees lack: "
+                           "@grpc//:grpc++: put those archives in a --distdir=DIR")
+    # Without the tree (the pinned XLA): the URL Bazel tried first.
+    assert "could not fetch llvm-raw (https://storage.googleapis.com/mirror.tensorflow.org/" in full.stop_line(OFFLINE, None)
+    assert full.llvm_archive(tmp_path / "no-tree") is None
+    # Nothing Bazel could not fetch: the way to provide everything, without naming anything.
+    other = full.stop_line("ERROR: /x/BUILD:1:2: Compiling a.cc failed: (Exit 1)\n", xla)
+    assert other.startswith("full mode's build failed (above).") and "--registry=DIR" in other
+
+
+def test_a_failed_full_mode_build_closes_with_the_stop_line_and_no_clean_hint(monkeypatch, tmp_path, capsys):
+    from ci_build_cli import cli, dist_wheels, full, pythons, sandbox
+
+    xla = xla_tree(tmp_path / "xla")
+    monkeypatch.setattr(sandbox, "run_bazel", lambda cmd, dry_run: (1, OFFLINE))
+    # The closure pass's query (tests/unit/test_full_mode_closure.py covers it): nothing listed here.
+    monkeypatch.setattr(sandbox, "spawn", lambda cmd, **kw: subprocess.CompletedProcess(cmd, 3, "", ""))
+    args = cli.parse_args([f"--xla-source-dir={xla}", "dist_wheels"])
+    python = pythons.Interpreter("3.14", "/usr/bin/python3.14", None)
+    plan = dist_wheels.BuildPlan(full.full_bazel(args), ["//:jax_rocm_wheels"], full.FULL, [python])
+    assert dist_wheels.build_one(args, plan, None) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == f"ci_build dist_wheels: {full.stop_line(OFFLINE, xla)}"
+    assert not any("clean --expunge" in line for line in err)
+    # A compile that failed as well: the clean hint first, then the same closing line.
+    failed = OFFLINE + "ERROR: /x/BUILD:1:2: Compiling a.cc failed: (Exit 1): clang failed\n"
+    monkeypatch.setattr(sandbox, "run_bazel", lambda cmd, dry_run: (1, failed))
+    assert dist_wheels.build_one(args, plan, None) == 1
+    hint, stop = capsys.readouterr().err.splitlines()[-2:]
+    assert hint.startswith("ci_build dist_wheels: if Compiling a.cc fails the same way again") and "clean --expunge" in hint
+    assert stop == f"ci_build dist_wheels: {full.stop_line(failed, xla)}"
+
+
+def test_full_modes_inputs_are_checked_before_anything_runs(monkeypatch, tmp_path):
+    from ci_build_cli import cli, full, inputs
+
+    xla = xla_tree(tmp_path / "xla")
+
+    def parsed(*argv):
+        return cli.parse_args([f"--xla-source-dir={xla}", *argv, "dist_wheels"])
+
+    monkeypatch.setattr(full, "registry_unreachable", lambda timeout=10: "[Errno -3] Temporary failure in name resolution")
+    with pytest.raises(inputs.InputError, match=r"resolves from the Bazel Central Registry \(https://bcr.bazel.build: "
+                                                r"\[Errno -3\] Temporary failure in name resolution\)\. Offline, pass "
+                                                r"--registry=DIR --distdir=DIR --bazelrc=FILE"):
+        full.check_inputs(parsed())
+    full.check_inputs(parsed("--dry-run"))  # a dry run asks no network
+    (tmp_path / "bcr" / "modules").mkdir(parents=True)
+    (tmp_path / "full.bazelrc").write_text("common --override_module=grpc=/trees/grpc\n")
+    full.check_inputs(parsed(f"--registry={tmp_path / 'bcr'}", f"--bazelrc={tmp_path / 'full.bazelrc'}"))
+    with pytest.raises(inputs.InputError, match="is not a Bazel registry"):
+        full.check_inputs(parsed(f"--registry={tmp_path}"))
+    with pytest.raises(inputs.InputError, match="is not a file"):
+        full.check_inputs(parsed(f"--registry={tmp_path / 'bcr'}", f"--bazelrc={tmp_path / 'bcr'}"))
+    monkeypatch.setattr(full, "registry_unreachable", lambda timeout=10: None)
+    full.check_inputs(parsed())  # online
+    # The --bazelrc file's folder and the trees it names are mounted; it is read after full/'s own rc files.
+    args = parsed(f"--registry={tmp_path / 'bcr'}", f"--bazelrc={tmp_path / 'full.bazelrc'}")
+    assert str(tmp_path) in full.full_binds(args) and "/trees/grpc" in full.full_binds(args)
+    bazel = full.full_bazel(args)
+    assert bazel[bazel.index("--bazelrc=debian.bazelrc") + 2:] == [f"--bazelrc={tmp_path / 'full.bazelrc'}"]

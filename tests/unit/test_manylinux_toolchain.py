@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from ci_build_cli import cli, wheels
+from ci_build_cli import cli, dist_wheels, wheels
 from tests.conftest import CHECKOUT, DRY_RUN, bazel_build, load_module
 
 pytestmark = pytest.mark.unit
@@ -19,21 +19,23 @@ prefetch = load_module("prefetch", CHECKOUT / "tools" / "prefetch.py")
 def test_dist_wheels_builds_with_the_manylinux_2_28_toolchain_by_default(recorded, capsys):
     assert cli.main(DRY_RUN) == 0
     cmd = bazel_build(recorded)
-    assert cmd.index("--config=rocm") + 1 == cmd.index("--config=manylinux_2_28")
+    assert cmd.index("--config=rocm_release") + 1 == cmd.index("--config=manylinux_2_28")  # after rocm's, to override it
     err = capsys.readouterr().err
-    assert "--manylinux=manylinux_2_28" in err and "--//wheel:platform_tag=manylinux_2_28_x86_64" in err
+    assert "--manylinux=manylinux_2_28" in err and "--@jax_rocm_build//wheel:platform_tag=manylinux_2_28_x86_64" in err
 
 
 def test_host_toolchain_sandbox_keeps_the_sandbox_compiler_and_the_best_certified_tag(recorded, capsys):
     assert cli.main(DRY_RUN + ["--host-toolchain=sandbox"]) == 0
     cmd = bazel_build(recorded)
-    assert "--config=manylinux_2_28" not in cmd and "--config=rocm" in cmd
-    assert "--//wheel:platform_tag=<the policy it certifies>" in capsys.readouterr().err
+    assert [w for w in cmd if w.startswith("--config=")] == ["--config=rocm_release"]
+    assert "--@jax_rocm_build//wheel:platform_tag=<the policy it certifies>" in capsys.readouterr().err
 
 
 def test_required_policy_follows_manylinux_then_the_toolchain():
     parse = cli.parse_args
-    assert wheels.required_policy(parse(["dist_wheels"])) == "manylinux_2_28"
+    # In either mode: full mode builds with the same toolchain config (full/.bazelrc imports it).
+    assert parse(["dist_wheels"]).mode == "full" and wheels.required_policy(parse(["dist_wheels"])) == "manylinux_2_28"
+    assert wheels.required_policy(parse(["--sources=examples", "dist_wheels"])) == "manylinux_2_28"
     assert wheels.required_policy(parse(["dist_wheels", "--manylinux=2_31"])) == "2_31"
     assert wheels.required_policy(parse(["dist_wheels", "--host-toolchain=sandbox"])) is None
     assert wheels.required_policy(parse(["--manylinux=manylinux_2_38", "dist_wheels", "--host-toolchain=sandbox"])) == "manylinux_2_38"
@@ -60,24 +62,27 @@ def test_a_required_policy_that_is_met_is_the_tag_even_when_older_symbols_would_
     built = [fake_wheel(tmp_path / "jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl"),
              fake_wheel(tmp_path / "jax_rocm7_plugin-0.10.2-cp314-cp314-linux_x86_64.whl")]
     audits = []
-    monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None: built)
+    monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None, pjrt=True: built)
+    monkeypatch.setattr(dist_wheels, "CACHE", tmp_path)  # where the run keeps its wheels aside
     monkeypatch.setattr(wheels, "audit_wheels", lambda ws, policy: audits.append(policy) or {
         w.name: {"ok": True, "platform_tag": "manylinux_2_17_x86_64"} for w in ws})
     args = [a for a in DRY_RUN if a != "--dry-run"] + ["--allow-stand-ins", f"--output-dir={tmp_path / 'dist'}"]
     assert cli.main(args) == 0
     assert audits == ["manylinux_2_28"]
     builds = [cmd for cmd, _ in recorded if "//:jax_rocm_wheels" in cmd]
-    assert builds[-1][-1] == "--//wheel:platform_tag=manylinux_2_28_x86_64"
+    assert builds[-1][-1] == "--@jax_rocm_build//wheel:platform_tag=manylinux_2_28_x86_64"
+    assert sorted(p.name for p in (tmp_path / "dist").iterdir()) == sorted(w.name for w in built)
 
 
 def test_a_wheel_that_fails_the_required_policy_stops_dist_wheels(recorded, monkeypatch, tmp_path, capsys):
     built = [fake_wheel(tmp_path / "jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl")]
-    monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None: built)
+    monkeypatch.setattr(dist_wheels, "CACHE", tmp_path)
+    monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None, pjrt=True: built)
     monkeypatch.setattr(wheels, "audit_wheels", lambda ws, policy: {
         w.name: {"ok": False, "platform_tag": "manylinux_2_38_x86_64"} for w in ws})
     assert cli.main([a for a in DRY_RUN if a != "--dry-run"] + ["--allow-stand-ins"]) == 1
     assert "1 wheel(s) failed the audit: jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl" in capsys.readouterr().err
-    assert not any("--//wheel:platform_tag" in " ".join(cmd) for cmd, _ in recorded)
+    assert not any("--@jax_rocm_build//wheel:platform_tag" in " ".join(cmd) for cmd, _ in recorded)
 
 
 def test_prefetch_fetches_zigs_wheel_with_pip_by_its_first_platform_tag():
@@ -93,7 +98,8 @@ def test_prefetch_fetches_zigs_wheel_with_pip_by_its_first_platform_tag():
 def test_the_toolchain_config_is_imported_and_only_names_zig_sdk():
     assert "try-import %workspace%/toolchains/manylinux/manylinux.bazelrc" in (CHECKOUT / ".bazelrc").read_text()
     rc = (CHECKOUT / "toolchains/manylinux/manylinux.bazelrc").read_text()
-    assert "common:manylinux_2_28 --//toolchains/manylinux:glibc=2.28" in rc
+    assert "common:manylinux_2_28 --@jax_rocm_build//toolchains/manylinux:glibc=2.28" in rc  # from either root module
+    assert "import %workspace%/../toolchains/manylinux/manylinux.bazelrc" in (CHECKOUT / "full" / ".bazelrc").read_text()
     module = (CHECKOUT / "MODULE.bazel").read_text()
     assert 'register_toolchains("//toolchains/manylinux:cc_toolchain_x86_64_glibc_2_28")' in module
 

@@ -213,7 +213,14 @@ def one_error_line(result) -> str:
 @pytest.mark.skipif(os.geteuid() != 0, reason="becoming a user without subordinate ids (nobody) needs root")
 def test_a_user_without_subordinate_ids_is_told_how_to_get_them(tmp_path):
     tmp_path.chmod(0o777)
-    result = cli(tmp_path, "ensure", user="65534")
+    # newuidmap and newgidmap are looked for first: stand-ins on PATH (found, never run), so that
+    # this machine's uidmap package, or its absence, does not decide which error comes.
+    with tempfile.TemporaryDirectory(dir="/tmp") as tools:
+        os.chmod(tools, 0o755)  # nobody reaches it (pytest's tmp_path lies in root's 0700 folder)
+        for name in ("newuidmap", "newgidmap"):
+            (Path(tools) / name).write_text("#!/bin/sh\nexit 1\n")
+            (Path(tools) / name).chmod(0o755)
+        result = cli(tmp_path, "ensure", user="65534", extra_env={"PATH": f"{tools}:{os.environ['PATH']}"})
     assert result.returncode == 1
     line = one_error_line(result)
     assert "/etc/subuid gives nobody none" in line and "usermod --add-subuids" in line and "as root" in line

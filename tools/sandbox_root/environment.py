@@ -103,6 +103,7 @@ def standard_binds(paths: Paths, disk_cache: Path | None = None) -> list[Bind]:
     paths.distdir.mkdir(parents=True, exist_ok=True)
     binds = [
         bazel_rc_bind(paths, CHECKOUT, disk_cache),
+        bazel_shared_rc_bind(paths, disk_cache),
         bazel_launcher_bind(paths),
         Bind(Path("/dev"), "/dev", recursive=True),
         Bind(Path("/sys"), "/sys", readonly=True, recursive=True),
@@ -188,17 +189,17 @@ BAZEL_JVM_TMPFS = "/run/jax-rocm-build/bazel-jvm-tmp"
 RUN_TMPFS = (BAZEL_SANDBOX_TMPFS, BAZEL_JVM_TMPFS)
 
 
-def bazel_system_rc(paths: Paths, checkout: Path, disk_cache: Path | None = None) -> str:
-    """The root's /etc/bazel.bazelrc (Debian's /etc/bazel/bazelrc try-imports it).
+# Inside the root: the part of /etc/bazel.bazelrc that every workspace shares, alone, for the
+# Bazel commands that must not read the rest (full mode: `--nosystem_rc
+# --bazelrc=SHARED_BAZELRC --bazelrc=debian.bazelrc`, build/ci_build_cli/full.py).
+SHARED_BAZELRC = "/etc/bazel.shared.bazelrc"
 
-    Generated for each `run` so that every workspace inside the sandbox (this
-    checkout, a test's scratch workspace, an XLA checkout) resolves modules
-    offline through this checkout's stand-ins, keeps its outputs outside
-    the root so that they survive a rebuild of it, and shares one action cache
-    (`disk_cache`, action_cache.py) with every other workspace. A workspace's own
-    .bazelrc, user.bazelrc or command line overrides any of it (`--disk_cache=`: none).
-    """
-    offline = (checkout / "tools/offline/offline.bazelrc").read_text()
+
+def bazel_shared_rc(paths: Paths, disk_cache: Path | None = None) -> str:
+    """What every workspace inside the sandbox shares, whatever its module graph: outputs
+    outside the root, so that they survive a rebuild of it; the pinned archives' distdir; one
+    action cache (`disk_cache`, action_cache.py) with every other workspace. A workspace's own
+    .bazelrc, user.bazelrc or command line overrides any of it (`--disk_cache=`: none)."""
     shared = ""
     if disk_cache is not None:
         # Every workspace with this root: a second checkout or a test's copy takes the
@@ -222,19 +223,34 @@ def bazel_system_rc(paths: Paths, checkout: Path, disk_cache: Path | None = None
         f"common --distdir={paths.distdir}\n"
         f"build --sandbox_base={BAZEL_SANDBOX_TMPFS}\n"
         + shared
-        + offline.replace("%workspace%", str(checkout))
     )
 
 
-def bazel_rc_bind(paths: Paths, checkout: Path, disk_cache: Path | None = None) -> Bind:
-    text = bazel_system_rc(paths, checkout, disk_cache)
-    path = paths.sandbox / "generated" / f"bazel-{hashlib.sha256(text.encode()).hexdigest()[:12]}.bazelrc"
+def bazel_system_rc(paths: Paths, checkout: Path, disk_cache: Path | None = None) -> str:
+    """The root's /etc/bazel.bazelrc (Debian's /etc/bazel/bazelrc try-imports it): the shared
+    part (bazel_shared_rc), then this checkout's offline module stand-ins, so that every
+    workspace inside the sandbox (this checkout, a test's scratch workspace, an XLA checkout)
+    resolves modules offline."""
+    offline = (checkout / "tools/offline/offline.bazelrc").read_text()
+    return bazel_shared_rc(paths, disk_cache) + offline.replace("%workspace%", str(checkout))
+
+
+def _generated_bind(paths: Paths, stem: str, text: str, target: str) -> Bind:
+    path = paths.sandbox / "generated" / f"{stem}-{hashlib.sha256(text.encode()).hexdigest()[:12]}.bazelrc"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(text)
         os.rename(tmp, path)
-    return Bind(path, "/etc/bazel.bazelrc", readonly=True)
+    return Bind(path, target, readonly=True)
+
+
+def bazel_shared_rc_bind(paths: Paths, disk_cache: Path | None = None) -> Bind:
+    return _generated_bind(paths, "bazel-shared", bazel_shared_rc(paths, disk_cache), SHARED_BAZELRC)
+
+
+def bazel_rc_bind(paths: Paths, checkout: Path, disk_cache: Path | None = None) -> Bind:
+    return _generated_bind(paths, "bazel", bazel_system_rc(paths, checkout, disk_cache), "/etc/bazel.bazelrc")
 
 
 # /usr/local/bin/bazel in the root: like bazelisk, run the workspace's tools/bazel if
