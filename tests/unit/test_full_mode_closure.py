@@ -87,3 +87,28 @@ def test_a_failed_compile_gets_the_clean_hint_and_no_closure_pass(monkeypatch, t
     err = capsys.readouterr().err
     assert rc == 1 and len(commands) == 1  # nothing was missing: no query, no second build
     assert re.search(r"if Compiling xla/a\.cc fails the same way again .* `bazel clean --expunge`", err), err
+
+
+def test_the_name_check_goes_on_where_jaxs_patches_cannot_be_had_offline(monkeypatch, tmp_path, capsys):
+    """`preflight --names-only` with a JAX tree writes JAX's patches for a later build, but the
+    name check needs none: offline (no registry to re-anchor them on) it is a note, and the
+    check runs; a build (no --names-only) still stops there."""
+    from build.ci_build_cli import cli, inputs, preflight
+
+    xla, jax = tmp_path / "xla", tmp_path / "jax"
+    (xla / "xla").mkdir(parents=True)
+    jax.mkdir()
+    monkeypatch.setattr(preflight.sandbox, "run", lambda cmd, dry_run: 0)
+    monkeypatch.setattr(preflight.full, "prepare", lambda a: (_ for _ in ()).throw(inputs.InputError("cannot read grpc")))
+    checked = []
+    monkeypatch.setattr(preflight.preflight_names, "named_texts", lambda trees: {})
+    for check in ("check_rocm_names", "check_rocm_calls", "check_xla_targets"):
+        monkeypatch.setattr(preflight, check, lambda *a, name=check: checked.append(name) or 0)
+    args = cli.parse_args([f"--xla-source-dir={xla}", f"--jax-source-dir={jax}", "preflight", "--names-only"])
+    assert args.mode == "full"
+    assert preflight.cmd_preflight(args) == 0
+    assert checked == ["check_rocm_names", "check_rocm_calls", "check_xla_targets"]
+    assert "note: cannot read grpc (the name check needs no patches; a build does)" in capsys.readouterr().err
+    args = cli.parse_args([f"--xla-source-dir={xla}", f"--jax-source-dir={jax}", "preflight"])
+    with pytest.raises(inputs.InputError, match="cannot read grpc"):
+        preflight.cmd_preflight(args)
