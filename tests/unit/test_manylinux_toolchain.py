@@ -4,7 +4,11 @@ tests/bazel/test_manylinux_toolchain.py builds with it)."""
 from __future__ import annotations
 
 import json
+import re
+import stat
+import subprocess
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -177,3 +181,40 @@ def test_extract_zig_refuses_a_member_that_leaves_the_folder(tmp_path, capsys):
     assert not (tmp_path.parent / "outside").exists()
     assert extract_zig.main([str(wheel), "--prefix", "nothing/", "--into", str(tmp_path / "sdk")]) == 1
     assert "has no member under 'nothing/'" in capsys.readouterr().err
+
+
+def rendered_compiler(folder: Path) -> Path:
+    """@zig_sdk's bin/cc as extensions.bzl writes it, over a stand-in `sdk/zig` that records its
+    arguments (one line per call) and writes the -o file, as a compile would."""
+    text = (CHECKOUT / "toolchains" / "manylinux" / "extensions.bzl").read_text()
+    wrapper, cc_run = (re.search(rf'{name} = """(.*?)"""\n', text, re.S).group(1) for name in ("_WRAPPER", "_CC_RUN"))
+    command = "c++ -target x86_64-linux-gnu.2.28"
+    (folder / "bin").mkdir(parents=True)
+    (folder / "sdk").mkdir()
+    cc = folder / "bin" / "cc"
+    cc.write_text(wrapper.format(what="test", version="0", sha256="0", target="t", run=cc_run.format(command=command)))
+    zig = folder / "sdk" / "zig"
+    zig.write_text('#!/bin/sh\necho "$*" >> "$CALLS"\nwhile [ $# -gt 0 ]; do [ "$1" = -o ] && : > "$2"; shift; done\n')
+    for path in (cc, zig):
+        path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return cc
+
+
+def test_a_bitcode_compile_gets_its_output_and_its_dependency_file(tmp_path):
+    """Zig 0.17 writes no -o file for -emit-llvm when asked for -MD -MF (XLA's cc_ir_header):
+    the wrapper compiles without them, then writes the dependency file with -M; other compiles
+    pass through untouched."""
+    cc = rendered_compiler(tmp_path / "zig_sdk")
+    calls = tmp_path / "calls"
+    env = {"PATH": "/usr/bin:/bin", "CALLS": str(calls), "TMPDIR": str(tmp_path)}
+    bitcode = ["-MD", "-MF", "o/x.d", "-fPIC", "-c", "-emit-llvm", "x.cc", "-o", "o/x.o"]
+    (tmp_path / "o").mkdir()
+    assert subprocess.run([str(cc), *bitcode], cwd=tmp_path, env=env).returncode == 0
+    compile_, deps = calls.read_text().splitlines()
+    assert compile_ == "c++ -target x86_64-linux-gnu.2.28 -fPIC -c -emit-llvm x.cc -o o/x.o"
+    assert deps == "c++ -target x86_64-linux-gnu.2.28 -fPIC x.cc -M -MF o/x.d -MT o/x.o"
+    calls.unlink()
+    plain = ["-MD", "-MF", "o/y.d", "-c", "y.cc", "-o", "o/y.o"]
+    assert subprocess.run([str(cc), *plain], cwd=tmp_path, env=env).returncode == 0
+    assert calls.read_text().splitlines() == ["c++ -target x86_64-linux-gnu.2.28 " + " ".join(plain)]
+    assert not list(tmp_path.glob("zig-cache.*"))  # each call's private cache is gone with it

@@ -91,6 +91,36 @@ if [ -n "$ZIG_RUNTIME_CACHE" ]; then
   cp -RL "$ZIG_RUNTIME_CACHE/." "$cache/" && chmod -R u+w "$cache" || exit 1
 fi
 export ZIG_LIB_DIR="$sdk/lib" ZIG_GLOBAL_CACHE_DIR="$cache" ZIG_LOCAL_CACHE_DIR="$cache"
+{run}"""
+
+_RUN = """"$sdk/zig" {command} "$@"
+"""
+
+# The compiler's: as _RUN, but for a compile to LLVM bitcode (XLA's cc_ir_header passes
+# -emit-llvm to a cc_library), for which Zig 0.17's driver writes no output file at all when
+# Bazel also asks for a dependency file (-MD -MF): that compile runs without them, and a
+# preprocessing pass (-M) writes the dependency file Bazel reads.
+_CC_RUN = """case " $* " in
+*" -emit-llvm "*)
+  deps="" out="" next=""
+  for arg do
+    shift
+    case "$next" in MF) deps=$arg; next=""; continue ;; o) out=$arg; next="" ;; esac
+    case "$arg" in -MD) continue ;; -MF) next=MF; continue ;; -o) next=o ;; esac
+    set -- "$@" "$arg"
+  done
+  "$sdk/zig" {command} "$@" || exit
+  [ -z "$deps" ] && exit 0
+  for arg do
+    shift
+    case "$next" in o) next=""; continue ;; esac
+    case "$arg" in -o) next=o; continue ;; -c|-emit-llvm) continue ;; esac
+    set -- "$@" "$arg"
+  done
+  "$sdk/zig" {command} "$@" -M -MF "$deps" -MT "$out"
+  exit
+  ;;
+esac
 "$sdk/zig" {command} "$@"
 """
 
@@ -168,8 +198,9 @@ def _zig_sdk_impl(rctx):
     stdlibxx, libc, defines = _hip_libc_dirs(cc1, glibc)
 
     common = dict(version = pin["version"], sha256 = pin["sha256"], target = target)
-    rctx.file("bin/cc", _WRAPPER.format(what = "the C/C++ compiler and linker", command = "c++ -target " + target, **common), executable = True)
-    rctx.file("bin/ar", _WRAPPER.format(what = "the archiver", command = "ar", **common), executable = True)
+    compiler = "c++ -target " + target
+    rctx.file("bin/cc", _WRAPPER.format(what = "the C/C++ compiler and linker", run = _CC_RUN.format(command = compiler), **common), executable = True)
+    rctx.file("bin/ar", _WRAPPER.format(what = "the archiver", run = _RUN.format(command = "ar"), **common), executable = True)
     rctx.file("bin/build_runtime", _RUNTIME.format(**common), executable = True)
     for tool in ("nm", "objdump", "strip", "gcov"):
         rctx.file("bin/" + tool, _UNSUPPORTED, executable = True)
