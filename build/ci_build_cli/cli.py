@@ -2,9 +2,10 @@
 
     python3 build/ci_build doctor                                  # provision the offline sandbox, print the toolchain
     python3 build/ci_build --sources=examples native               # the native artifacts, offline, from examples/
-    python3 build/ci_build --xla-source-dir=~/xla native           # ... against a local XLA checkout
-    python3 build/ci_build --xla-source-dir=~/xla preflight        # XLA pre-flight: build and test against it
+    python3 build/ci_build --xla-source-dir=~/xla native           # ... from a local XLA checkout (full mode)
+    python3 build/ci_build --xla-source-dir=~/xla preflight        # XLA pre-flight: names, then a build against it
     python3 build/ci_build --sources=examples dist_wheels           # both wheels into dist/, offline
+    python3 build/ci_build dist_wheels                              # the release wheels from the pins (full mode)
 
 Every subcommand turns its flags into sandbox/Bazel invocations and prints
 them; it holds no build logic of its own. Later subcommands (dist_wheels)

@@ -66,7 +66,9 @@ OPTIONS = (
         action="store_true", help="stop after checking that @local_config_rocm answers every name the trees use and "
                                   "accepts every call they make (seconds, offline, no compile); --jax-source-dir alone "
                                   "is then enough"), ("preflight",)),
-    Option(("--xla-source-dir",), SOURCES, dict(metavar="DIR", help="build against this XLA checkout (= --override_repository=xla=DIR)")),
+    Option(("--xla-source-dir",), SOURCES, dict(
+        metavar="DIR", help="build against this XLA checkout, in full mode (its xla module: --override_module=xla=DIR "
+                            "--override_repository=xla=DIR, as upstream CI types it)")),
     Option(("--jax-source-dir",), SOURCES, dict(
         metavar="PATH", help="build JAX's modules from this JAX checkout or archive of one, e.g. ~/jax or "
                              "jax-v0.10.2.tar.gz (= --override_repository=jax=PATH; default: the pin, or "
