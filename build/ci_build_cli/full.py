@@ -178,13 +178,25 @@ def build_the_closure(bazel: list[str], flags: list[str], targets: list[str]) ->
     graph = full_closure.Graph.from_xml(result.stdout)
     free = full_closure.closure(graph).free
     wanted = graph.select(free, full_closure.BUILT_REPOSITORIES, full_closure.NOT_FOR_THIS_BUILD)
+    # Libraries as their archives: Bazel would otherwise link a shared library of every
+    # cc_library asked for by name, which no wheel uses (hundreds here, each a Zig link with
+    # the manylinux toolchain); binaries (the modules, XLA's tools) as they are.
+    libraries = [label for label in wanted if graph.kinds.get(label) == "cc_library"]
+    others = [label for label in wanted if graph.kinds.get(label) != "cc_library"]
+    outcomes = []
     # /tmp: the sandbox mounts it at the same path, so Bazel inside reads and writes these.
     with tempfile.TemporaryDirectory(prefix="ci_build-closure-", dir="/tmp") as scratch:
-        listed, events = Path(scratch) / "closure.txt", Path(scratch) / "events.json"
-        listed.write_text("\n".join(wanted) + "\n")
-        sandbox.run_bazel(bazel + ["build", *flags, "--keep_going", f"--target_pattern_file={listed}",
-                                   f"--build_event_json_file={events}"], dry_run=False)
-        outcome = full_closure.build_outcome(full_closure.read_events(events)) if events.is_file() else None
+        for name, labels, groups in (("others", others, []), ("libraries", libraries, ["--output_groups=archive"])):
+            if not labels:
+                continue
+            listed, events = Path(scratch) / f"{name}.txt", Path(scratch) / f"{name}.json"
+            listed.write_text("\n".join(labels) + "\n")
+            sandbox.run_bazel(bazel + ["build", *flags, "--keep_going", *groups, f"--target_pattern_file={listed}",
+                                       f"--build_event_json_file={events}"], dry_run=False)
+            if events.is_file():
+                outcomes.append(full_closure.build_outcome(full_closure.read_events(events)))
+    outcome = full_closure.Outcome(tuple(sorted({b for o in outcomes for b in o.built})),
+                                   {k: v for o in outcomes for k, v in o.failed.items()}) if outcomes else None
     if outcome is None:
         return None
     failed = f"; {len(outcome.failed)} failed: {', '.join(sorted(outcome.failed)[:5])}" if outcome.failed else ""

@@ -74,6 +74,8 @@ def test_without_llvm_the_closure_is_built_and_the_last_line_names_llvms_archive
     # The query takes no build settings; the closure's build takes every flag of the build.
     assert "--@jax_rocm_build//rocm:amdgpu_targets=gfx942" not in query and "deps(//:jax_rocm_wheels)" in query
     assert closure[:2 + len(flags)] == ["bazel", "build", *flags]
+    # A library asked for by name is built as its archive: no shared library that no wheel uses.
+    assert "--output_groups=archive" in closure
     assert "built 1 of the 1 rules" in err[-2], err  # the free XLA rule; not absl's, the CUDA one or the cut one
     assert err[-1].startswith("ci_build dist_wheels: full mode built what it could"), err[-1]
     assert "https://github.com/llvm/llvm-project/archive/abc.tar.gz" in err[-1] and "f" * 64 in err[-1]
