@@ -417,29 +417,52 @@ def one_wheel(folder: Path, libraries: list[Path], tag: str) -> Path:
     return wheel
 
 
-@pytest.mark.timeout(5400)  # cold: _triton's closure (XLA's and TSL's rules, protoc) with the release toolchain
-def test_full_modes_release_modules_get_kernels_modes_runpath_and_meet_manylinux_2_28(full_bazel, tmp_path):
-    """What full mode can build here of the plugin wheel, with the release configs ci_build uses
-    (--config=rocm_release --config=manylinux_2_28): JAX's _triton, linked by full/jaxlib/rocm
-    against XLA's real dependencies, carries the same link_only RUNPATH as the kernel modules'
-    rule writes (TheRock's pip packages beside the wheel first), and meets manylinux_2_28."""
-    if not os.environ.get("JAX_ROCM_TEST_FULL_BAZELRC"):
-        pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tools/real_trees.py")
+def release_modules(full_bazel, *configs: str) -> tuple[Path, Path]:
+    """JAX's _triton (full/jaxlib/rocm, XLA's real dependencies) and a kernel module (_linalg,
+    this project's rule) built with the release config and `configs`: their paths."""
     jax_tree = require_jax_tree()
-    flags = ["--config=rocm_release", "--config=manylinux_2_28", *BUILD_PYTHON, f"--repo_env=JAX_SOURCE_DIR={jax_tree}",
+    flags = ["--config=rocm_release", *configs, *BUILD_PYTHON, f"--repo_env=JAX_SOURCE_DIR={jax_tree}",
              "--@jax_rocm_build//rocm:amdgpu_targets=gfx942"]
     targets = ["//jaxlib/rocm:_triton", "@jax_rocm_build//jaxlib/rocm:_linalg"]
     bind = (str(jax_tree),)
     full_bazel("build", *flags, *targets, bind=bind)
     files = full_bazel("cquery", *flags, "--output=files", *targets, bind=bind).stdout.split()
-    triton, linalg = (FULL / next(f for f in files if f"/{name}.cpython-" in f) for name in ("_triton", "_linalg"))
+    return tuple(FULL / next(f for f in files if f"/{name}.cpython-" in f) for name in ("_triton", "_linalg"))
+
+
+def laid_out_graph() -> str:
+    full_rc = os.environ.get("JAX_ROCM_TEST_FULL_BAZELRC")
+    if not full_rc:
+        pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tools/real_trees.py")
+    return Path(full_rc).read_text()
+
+
+@pytest.mark.timeout(5400)  # cold: _triton's closure (XLA's and TSL's rules, protoc)
+def test_full_modes_release_modules_get_kernels_modes_link_only_runpath(full_bazel):
+    """With --config=rocm_release, JAX's _triton, linked by full/jaxlib/rocm against XLA's real
+    dependencies, carries the same link_only RUNPATH as the kernel modules' rule writes
+    (TheRock's pip packages beside the wheel first), never the build's toolkit folders."""
+    laid_out_graph()
+    triton, linalg = release_modules(full_bazel)
     runpath = runpath_of(triton)
     assert runpath == runpath_of(linalg), (runpath, runpath_of(linalg))
     assert runpath[0].startswith("$ORIGIN/") and "$ORIGIN/../_rocm_sdk_core/lib" in runpath, runpath
-    assert not any(e.startswith("/usr/lib") for e in runpath), runpath  # never the build's toolkit folders
+    assert not any(e.startswith("/usr/lib") for e in runpath), runpath
+    print(f"full mode's _triton: RUNPATH {':'.join(runpath)}")
+
+
+@pytest.mark.timeout(5400)  # cold: _triton's closure with the manylinux_2_28 toolchain
+def test_full_modes_release_modules_meet_manylinux_2_28(full_bazel, tmp_path):
+    """What full mode can build here of the plugin wheel, with the host toolchain ci_build's
+    release builds use (--config=manylinux_2_28), meets manylinux_2_28 (wheel/wheel_audit.py)."""
+    if "TF_SYSTEM_LIBS=xla~~third_party_ext~hwloc" in laid_out_graph():
+        pytest.skip("the laid-out graph takes hwloc from the system (its release archive is a download), which the "
+                    "manylinux_2_28 toolchain cannot compile against (TSL's platform_port: 'hwloc.h' not found, and "
+                    "the wheel would need the system's libhwloc): lay out hwloc's release archive to run this")
+    triton, linalg = release_modules(full_bazel, "--config=manylinux_2_28")
     wheel = one_wheel(tmp_path, [triton, linalg], "cp314")
     python = ensure_venv("tools", CHECKOUT / "requirements-tools.txt", "test_full_mode")
     audit = subprocess.run([str(python), str(CHECKOUT / "wheel" / "wheel_audit.py"), "--manylinux=manylinux_2_28", "--json",
                             str(wheel)], capture_output=True, text=True)
     assert audit.returncode == 0, audit.stdout + audit.stderr
-    print(f"full mode's _triton: RUNPATH {':'.join(runpath)}; {json.loads(audit.stdout)}")
+    print(f"full mode's _triton and _linalg: {json.loads(audit.stdout)}")
