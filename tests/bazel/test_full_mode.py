@@ -426,7 +426,7 @@ def release_modules(full_bazel, *configs: str) -> tuple[Path, Path]:
     targets = ["//jaxlib/rocm:_triton", "@jax_rocm_build//jaxlib/rocm:_linalg"]
     bind = (str(jax_tree),)
     full_bazel("build", *flags, *targets, bind=bind)
-    files = full_bazel("cquery", *flags, "--output=files", *targets, bind=bind).stdout.split()
+    files = full_bazel("cquery", *flags, "--output=files", " + ".join(targets), bind=bind).stdout.split()
     return tuple(FULL / next(f for f in files if f"/{name}.cpython-" in f) for name in ("_triton", "_linalg"))
 
 
