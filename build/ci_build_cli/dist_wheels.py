@@ -86,8 +86,7 @@ def say_why_it_failed(args: argparse.Namespace, rc: int, command: list[str], out
     where an action failed, the way out of a damaged output base (sandbox.damaged_outputs_hint)."""
     sandbox.say_damaged_outputs_hint("dist_wheels", rc, command, output)
     if args.mode == "full":
-        xla = Path(args.xla_source_dir).expanduser().resolve() if args.xla_source_dir else None
-        print(f"ci_build dist_wheels: {full.stop_line(output, xla)}", file=sys.stderr)
+        full.say_stop_line(args, "dist_wheels", output)
 
 
 def check_fetched_toolkit(args: argparse.Namespace, bazel: list[str], build_args: list[str]) -> int:

@@ -159,9 +159,14 @@ def build_what_can_be_built(args: argparse.Namespace, name: str, bazel: list[str
         if partial:
             print(f"ci_build {name}: {partial}", file=sys.stderr)
     sandbox.say_damaged_outputs_hint(name, rc, command, output)
+    say_stop_line(args, name, output)
+    return rc
+
+
+def say_stop_line(args: argparse.Namespace, name: str, output: str) -> None:
+    """Prints stop_line as `ci_build NAME: ...`, LLVM's archive read from --xla-source-dir."""
     xla = Path(args.xla_source_dir).expanduser().resolve() if args.xla_source_dir else None
     print(f"ci_build {name}: {stop_line(output, xla)}", file=sys.stderr)
-    return rc
 
 
 def build_the_closure(bazel: list[str], flags: list[str], targets: list[str]) -> str | None:
