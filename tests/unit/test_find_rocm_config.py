@@ -137,6 +137,21 @@ def test_multiarch_layout(tmp_path):
     assert set(finder.DEBIAN_DEV_PACKAGES) == {spec.name for spec in finder.LIBRARIES}
 
 
+def test_rocm_smi_brings_the_libdrm_headers_its_kfd_header_includes(tmp_path):
+    """rocm_smi.h -> kfd_ioctl.h -> <libdrm/drm.h>: XLA main's rocm_smi users need libdrm's
+    headers from the toolkit's include folder (the manylinux toolchain searches no /usr/include)."""
+    root = make_multiarch(tmp_path / "usr")
+    write(root / "include/rocm_smi/rocm_smi.h")
+    write(root / "include/rocm_smi/kfd_ioctl.h", "#include <libdrm/drm.h>\n")
+    write(root / "include/libdrm/drm.h")
+    shared_library(root / "lib/x86_64-linux-gnu", "librocm_smi64", "7.0")
+    headers = finder.find_rocm_config(root).libraries["rocm_smi"].headers
+    assert {"rocm_smi/rocm_smi.h", "rocm_smi/kfd_ioctl.h", "libdrm/drm.h"} <= set(headers)
+    # A toolkit without libdrm's headers (TheRock's keep theirs elsewhere) still has rocm_smi.
+    (root / "include/libdrm/drm.h").unlink()
+    assert "libdrm/drm.h" not in finder.find_rocm_config(root).libraries["rocm_smi"].headers
+
+
 def test_opt_rocm_layout_reads_info_version(tmp_path):
     config = finder.find_rocm_config(make_opt_rocm(tmp_path / "rocm-6.4.3"))
     assert (config.layout, config.rocm_version, config.rocm_version_number) == ("opt_rocm", "6.4.3", 60403)
@@ -160,6 +175,32 @@ def test_therock_layout_and_target_coverage(tmp_path):
     covered, where = finder.device_code_targets(config, "")
     assert (covered, where) == (["gfx942"], "its share/therock/dist_info.json")
     assert finder.uncovered_targets(["gfx942", "gfx9-4-generic", "gfx1100"], covered) == ["gfx1100"]
+
+
+@pytest.mark.parametrize("package_version, tarball, release, number, family, covered", [
+    # TheRock's first official release: no aYYYYMMDD suffix.
+    ("7.14.0", "therock-dist-linux-gfx94X-dcgpu-7.14.0.tar.gz", "7.14.0", 71400, "gfx94X-dcgpu", ["gfx942"]),
+    # ROCm 10 nightlies: the wheels become jax_rocm10_*.
+    ("10.1.0a20261101", "therock-dist-linux-gfx950-dcgpu-10.1.0a20261101.tar.gz", "10.1.0", 100100, "gfx950-dcgpu", ["gfx950"]),
+    # Single-target tarballs (XLA main's table names gfx908 and gfx90a ones; gfx1151 exists too).
+    ("7.13.0", "therock-dist-linux-gfx908-7.13.0.tar.gz", "7.13.0", 71300, "gfx908", ["gfx908"]),
+    ("7.14.0", "therock-dist-linux-gfx1151-7.14.0.tar.gz", "7.14.0", 71400, "gfx1151", ["gfx1151"]),
+])
+def test_therock_ga_rocm10_and_single_target_releases(tmp_path, capsys, package_version, tarball, release, number, family, covered):
+    root = make_therock(tmp_path / "therock", dist_targets=None)
+    # A clang that knows the single targets too (the default fake knows five).
+    write(root / "lib/llvm/bin/clang", FAKE_CLANG.format(v="20.0.0").replace("\\tgfx1100", "\\tgfx1100\\n\\tgfx1151\\n\\tgfx908"))
+    manifest = root / "share/therock/therock_manifest.json"
+    manifest.write_text(json.dumps({"the_rock_commit": "abc123", "rocm_version": release, "rocm_package_version": package_version}))
+    config = finder.find_rocm_config(root)
+    assert (config.rocm_version, config.rocm_version_number) == (package_version, number)
+    assert (config.rocm_release, config.rocm_major) == (release, int(release.split(".")[0]))
+    assert finder.therock_family_from_url(f"https://repo.amd.com/rocm/tarball/{tarball}") == family
+    assert finder.therock_version_from_url(tarball) == package_version
+    # The family read from the tarball's name limits the device code, as the repository rule passes it.
+    assert finder.main(["--rocm-path", str(root), "--therock-archive", f"file:///x/{tarball}", "--format", "json"]) == 0
+    therock = json.loads(capsys.readouterr().out)["therock"]
+    assert therock["family"] == family and therock["device_code_targets"] == covered
 
 
 def test_allowed_targets_are_what_the_compiler_knows_that_the_policy_leaves():

@@ -274,7 +274,9 @@ LIBRARIES = (
     LibrarySpec("hipsparselt", "hipsparselt/hipsparselt.h", "libhipsparselt", "hipsparselt", "hipsparselt/hipsparselt-version.h",
                 "hipsparseltVersion"),
     # XLA's GPU runtime and profiler link these (@local_config_rocm//rocm:rocm_smi, :rocprofiler_sdk).
-    LibrarySpec("rocm_smi", "rocm_smi/rocm_smi.h", "librocm_smi64", "rocm_smi"),
+    # rocm_smi.h includes kfd_ioctl.h, which includes <libdrm/drm.h>: a compile that searches
+    # only the toolkit's headers (the manylinux toolchain has no /usr/include) needs them too.
+    LibrarySpec("rocm_smi", "rocm_smi/rocm_smi.h", "librocm_smi64", "rocm_smi", header_paths=("rocm_smi", "libdrm")),
     LibrarySpec("rocprofiler-sdk", "rocprofiler-sdk/rocprofiler.h", "librocprofiler-sdk", "rocprofiler-sdk"),
     # The KFD thunk as a static archive: XLA's MORI collectives (third_party/roc_mori) link it.
     LibrarySpec("hsakmt", "hsakmt/hsakmt.h", "libhsakmt", "hsakmt", static=True),
