@@ -9,9 +9,11 @@
     # or nothing: search $ROCM_PATH, /opt/rocm, /opt/rocm-*, /usr
     use_repo(rocm, "local_config_rocm")
 
-On the command line, --repo_env=ROCM_PATH=DIR or --repo_env=THEROCK_URL=URL with
---repo_env=THEROCK_SHA256=HEX override the module's choice. ROCm is only looked
-for when TF_NEED_ROCM=1, which --config=rocm sets.
+On the command line, XLA's names (--repo_env=ROCM_PATH=DIR, TF_ROCM_MULTIPLE_PATHS,
+ROCM_DISTRO_URL with ROCM_DISTRO_HASH, ROCM_DISTRO_VERSION) and this project's
+THEROCK_URL with THEROCK_SHA256 override the module's choice (the order:
+third_party/gpus/rocm_configure.bzl). ROCm is only looked for when TF_NEED_ROCM=1,
+which --config=rocm sets.
 
 TheRock tarballs are named therock-dist-linux-<family>-<version>.tar.gz; the
 family says which amdgpu targets the tarball has device code for (see
@@ -63,11 +65,10 @@ def _rocm_impl(mctx):
         sha256 = therock[0].sha256 if therock else "",
         strip_prefix = therock[0].strip_prefix if therock else "",
         family = therock[0].family if therock else "",
+        local_path = local[0].path if local else "",
     )
     rocm_configure(
         name = "local_config_rocm",
-        local_path = local[0].path if local else "",
-        therock_declared = bool(therock),
         toolkit_archive = "@rocm_toolkit_archive//:toolkit.json",
     )
 

@@ -27,11 +27,18 @@ in the family, or the family's own when there are none). An explicit
 --//rocm:amdgpu_targets is checked at analysis against the same limit
 (rocm/private/amdgpu_targets.bzl looks it up in the finder's therock.allowed_targets).
 
-Where the toolkit comes from, first match wins:
-  --repo_env=ROCM_PATH=DIR                       an extracted toolkit, /opt/rocm-X, /usr
-  --repo_env=THEROCK_URL=URL (+ THEROCK_SHA256)  a TheRock tarball (URL or file://)
+Where the toolkit comes from (rocm_toolkit_archive decides), first match wins; XLA's names
+in XLA's order, with XLA's meaning, then this project's:
+  ROCM_PATH=DIR                                  an extracted toolkit, /opt/rocm-X, /usr
+  TF_ROCM_MULTIPLE_PATHS=A:B (+ LLVM_PATH)       installations merged into one tree of links
+  ROCM_DISTRO_URL=URL + ROCM_DISTRO_HASH         a tarball (+ ROCM_DISTRO_LINKS=target:link,...)
+    or THEROCK_URL=URL + THEROCK_SHA256          the same, this project's name (not both)
+  ROCM_DISTRO_VERSION=NAME                       an entry of the XLA tree's rocm_redist.bzl
   rocm.therock(...) / rocm.local(...)            in MODULE.bazel (rocm/extensions.bzl)
   nothing                                        search $ROCM_PATH, /opt/rocm, /opt/rocm-*, /usr
+A name set beside a higher one is reported in one line (toolkit_sources.py choose), never
+ignored silently. Unlike XLA, nothing set means a search of this machine, not a download
+of XLA's default ROCM_DISTRO_VERSION: a build works offline by default.
 
 Nothing is searched unless TF_NEED_ROCM=1 (what --config=rocm sets); without it
 the repository builds nothing ROCm and any ROCm target fails at analysis, saying
@@ -41,8 +48,31 @@ which flag to add.
 # Not through //rocm:defs.bzl, which loads @local_config_rocm: the repository this rule makes.
 load("//rocm/private:runpath.bzl", "ROCM_PATH_TYPES", "link_only_runpath", "runpath_linkopts", "system_runpath")  # buildifier: disable=bzl-visibility
 
+# Where the toolkit comes from (rocm_toolkit_archive decides, _toolkit_choice): XLA's names in
+# XLA's order (its rocm_configure.bzl), then this project's THEROCK_*.
+TOOLKIT_SOURCE_ENVIRON = [
+    "ROCM_PATH",
+    "TF_ROCM_MULTIPLE_PATHS",
+    "LLVM_PATH",
+    "ROCM_DISTRO_URL",
+    "ROCM_DISTRO_HASH",
+    "ROCM_DISTRO_LINKS",
+    "ROCM_DISTRO_VERSION",
+    "THEROCK_URL",
+    "THEROCK_SHA256",
+    "THEROCK_STRIP_PREFIX",
+    # Refused in one line: this project generates @local_config_rocm itself.
+    "TF_ROCM_CONFIG_REPO",
+]
+
+# Names XLA's rocm_configure reads that this project reads not at all, and why: the pre-flight
+# (build/ci_build_cli/preflight_names.py) counts them as answered.
+XLA_ENVIRON_NOT_NEEDED = {
+    "TMPDIR": "XLA writes it into its compiler wrapper script; this project compiles HIP without a wrapper",
+}
+
 # Every environment variable these rules read; changing one re-runs them, nothing else does.
-ROCM_CONFIGURE_ENVIRON = ["TF_NEED_ROCM", "ROCM_PATH", "TF_ROCM_AMDGPU_TARGETS", "THEROCK_URL", "THEROCK_SHA256", "THEROCK_STRIP_PREFIX"] + [
+ROCM_CONFIGURE_ENVIRON = ["TF_NEED_ROCM", "TF_NEED_CUDA", "TF_ROCM_AMDGPU_TARGETS"] + TOOLKIT_SOURCE_ENVIRON + [
     # XLA's remote-execution settings: //rocm:linux_x64's properties, build_defs.get_rbe_amdgpu_pool().
     "TF_ROCM_RBE_DOCKER_IMAGE",
     "TF_ROCM_RBE_POOL",
@@ -56,7 +86,6 @@ _RBE_POOL_DEFAULTS = {
     "TF_ROCM_RBE_SINGLE_GPU_POOL": "linux_x64_gpu",
     "TF_ROCM_RBE_MULTI_GPU_POOL": "linux_x64_multigpu",
 }
-THEROCK_ARCHIVE_ENVIRON = ["THEROCK_URL", "THEROCK_SHA256", "THEROCK_STRIP_PREFIX"]
 
 # Libraries the finder reports (third_party/gpus/find_rocm_config.py LIBRARIES);
 # each becomes a cc_library, unconfigured or not.
@@ -177,6 +206,7 @@ def _hipcc_config(config):
 def _write_rocm_build_defs(rctx, hipblaslt, config = None):
     rctx.template("rocm/build_defs.bzl", _TEMPLATES["rocm_build_defs"], {
         "%{rocm_defs_bzl}": str(Label("//rocm:defs.bzl")),
+        "%{cuda_needed}": repr(_truthy(rctx.getenv("TF_NEED_CUDA", "0"))),
         "%{hipblaslt}": repr(hipblaslt),
         "%{hipcc_config}": repr(_hipcc_config(config)),
         "%{single_gpu_rbe_pool}": repr(_rbe_setting(rctx, "TF_ROCM_RBE_SINGLE_GPU_POOL")),
@@ -225,20 +255,11 @@ def _write_unconfigured(rctx, reason, advice):
     rctx.file("rocm_config.json", json.encode_indent({"configured": False, "reason": reason, "advice": advice}) + "\n")
 
 def _toolkit_source(rctx):
-    """(description, path or None for a search, declared TheRock family, TheRock tarball URL)
-    of the toolkit to use; the finder reads the family from the tarball's name."""
-    rocm_path = rctx.getenv("ROCM_PATH", "").strip()
-    therock_url = rctx.getenv("THEROCK_URL", "").strip()
-    if rocm_path and therock_url:
-        fail("rocm_configure: both ROCM_PATH=%s and THEROCK_URL=%s are set; they name two toolkits. Unset one of them (--repo_env=ROCM_PATH= or --repo_env=THEROCK_URL=)." % (rocm_path, therock_url))
-    if rocm_path:
-        return ("ROCM_PATH=" + rocm_path, rocm_path, "", "")
-    if therock_url or rctx.attr.therock_declared:
-        toolkit = json.decode(rctx.read(rctx.path(rctx.attr.toolkit_archive)))
-        return ("TheRock " + toolkit["url"], toolkit["root"], toolkit["family"], toolkit["url"] or "")
-    if rctx.attr.local_path:
-        return ("rocm.local(path = %s)" % rctx.attr.local_path, rctx.attr.local_path, "", "")
-    return ("search of $ROCM_PATH, /opt/rocm, /opt/rocm-*, /usr", None, "", "")
+    """(description, path or None for a search, declared TheRock family, tarball URL) of the
+    toolkit rocm_toolkit_archive chose (its toolkit.json); the finder reads the family from the
+    tarball's name."""
+    toolkit = json.decode(rctx.read(rctx.path(rctx.attr.toolkit_archive)))
+    return (toolkit["source"], toolkit["root"], toolkit["family"], toolkit["url"] or "")
 
 def _library_stanza(rctx, name, info, linked_headers):
     """The cc_library of one library in //rocm; its files are linked under rocm/include and rocm/lib."""
@@ -348,7 +369,7 @@ def _find_toolkit(rctx):
     result = rctx.execute(args, environment = {"ROCM_PATH": ""}, timeout = 300)
     if result.return_code != 0:
         hint = ""
-        if description.startswith("ROCM_PATH="):
+        if description.startswith("ROCM_PATH="):  # a variable users export and forget
             hint = "\n(ROCM_PATH comes from --repo_env or the environment Bazel runs in: fix it, unset it (`unset ROCM_PATH`, or --repo_env=ROCM_PATH= to search the default places), or build with build/ci_build, which mounts it into the sandbox)"
         fail("rocm_configure: no usable ROCm from %s:\n%s%s" % (description, result.stderr.strip(), hint))
     config = json.decode(result.stdout)
@@ -493,9 +514,7 @@ rocm_configure = repository_rule(
     implementation = _rocm_configure_impl,
     doc = "Generates @local_config_rocm from one ROCm toolkit (see this file's docstring for the order).",
     attrs = {
-        "local_path": attr.string(doc = "A toolkit root from rocm.local(path = ...)."),
-        "therock_declared": attr.bool(doc = "Whether MODULE.bazel declared rocm.therock(...)."),
-        "toolkit_archive": attr.label(doc = "toolkit.json of the rocm_toolkit_archive repository."),
+        "toolkit_archive": attr.label(doc = "toolkit.json of the rocm_toolkit_archive repository: which toolkit, from where."),
         "_finder": attr.label(default = Label("//third_party/gpus:find_rocm_config.py")),
     },
     environ = ROCM_CONFIGURE_ENVIRON,
@@ -508,25 +527,87 @@ def _archive_suffix(url):
             return suffix
     fail("rocm_toolkit_archive: %s is not a .tar.gz/.tar.xz/.tar.zst TheRock tarball; give the URL of the tarball itself." % url)
 
+def _sources_tool(rctx, python, timeout, *args):
+    """The JSON answer of third_party/gpus/toolkit_sources.py; its one-line error fails the rule.
+    The toolkit names are passed explicitly: the program reads nothing else of the environment."""
+    environment = {name: rctx.getenv(name, "") for name in TOOLKIT_SOURCE_ENVIRON}
+    result = rctx.execute([python, rctx.path(rctx.attr._sources)] + list(args), environment = environment, timeout = timeout)
+    if result.return_code != 0:
+        fail("rocm_toolkit_archive: %s" % (result.stderr.strip() or "toolkit_sources.py %s exited %d" % (args[0], result.return_code)))
+    return json.decode(result.stdout)
+
+def _toolkit_json(rctx, source, root = None, url = None, family = ""):
+    rctx.file("toolkit.json", json.encode({"source": source, "root": root, "url": url, "family": family}))
+
 def _rocm_toolkit_archive_impl(rctx):
-    env_url = rctx.getenv("THEROCK_URL", "").strip()
-    if env_url:
+    """Decides where the toolkit comes from (XLA's names in XLA's order, then this project's),
+    gets it (download, merge), and records the answer in toolkit.json for rocm_configure."""
+    rctx.file("BUILD.bazel", 'exports_files(["toolkit.json"])\n')
+    if not _truthy(rctx.getenv("TF_NEED_ROCM", "0")):
+        _toolkit_json(rctx, "none (TF_NEED_ROCM is not 1)")  # nothing is read or downloaded
+        return
+    config_repo = rctx.getenv("TF_ROCM_CONFIG_REPO", "").strip()
+    if config_repo:
+        fail("rocm_configure: TF_ROCM_CONFIG_REPO=%s names a pre-generated @local_config_rocm, which this project generates itself from a toolkit; unset it and name the toolkit (ROCM_PATH, ROCM_DISTRO_VERSION, ROCM_DISTRO_URL, THEROCK_URL)." % config_repo)
+    python = _python(rctx)
+    choice = _sources_tool(rctx, python, 60, "choose")
+    if choice["note"]:
+        # buildifier: disable=print
+        print(choice["note"])
+    name, value = choice["winner"] or "", rctx.getenv(choice["winner"] or "NONE", "").strip()
+    if name == "ROCM_PATH":
+        _toolkit_json(rctx, "ROCM_PATH=" + value, root = value)
+    elif name == "TF_ROCM_MULTIPLE_PATHS":
+        llvm = rctx.getenv("LLVM_PATH", "").strip()
+        rctx.report_progress("Merging the ROCm installations of TF_ROCM_MULTIPLE_PATHS")
+        _sources_tool(rctx, python, 600, "merge", "--into", "toolkit", *((["--llvm-path", llvm] if llvm else []) + value.split(":")))
+        _toolkit_json(rctx, "TF_ROCM_MULTIPLE_PATHS=" + value + (" with LLVM_PATH=" + llvm if llvm else ""), root = str(rctx.path("toolkit")))
+    elif name == "ROCM_DISTRO_URL":
+        sha256 = rctx.getenv("ROCM_DISTRO_HASH", "").strip()
+        if not sha256:
+            fail("rocm_toolkit_archive: ROCM_DISTRO_URL=%s is set without ROCM_DISTRO_HASH; XLA requires it, and an unverified toolkit is refused. Add --repo_env=ROCM_DISTRO_HASH=<sha256sum of the tarball>." % value)
+        root = _fetch_tarball(rctx, python, [value], sha256, "", rctx.getenv("ROCM_DISTRO_LINKS", "").strip())
+        _toolkit_json(rctx, "ROCM_DISTRO_URL=" + value, root = root, url = value)
+    elif name == "THEROCK_URL":
         sha256 = rctx.getenv("THEROCK_SHA256", "").strip()
         if not sha256:
-            fail("rocm_toolkit_archive: THEROCK_URL=%s is set without THEROCK_SHA256; an unverified toolkit is refused. Add --repo_env=THEROCK_SHA256=<sha256sum of the tarball>." % env_url)
-        urls, strip_prefix, family = [env_url], rctx.getenv("THEROCK_STRIP_PREFIX", ""), ""
+            fail("rocm_toolkit_archive: THEROCK_URL=%s is set without THEROCK_SHA256; an unverified toolkit is refused. Add --repo_env=THEROCK_SHA256=<sha256sum of the tarball>." % value)
+        root = _fetch_tarball(rctx, python, [value], sha256, rctx.getenv("THEROCK_STRIP_PREFIX", ""), "")
+        _toolkit_json(rctx, "THEROCK_URL=" + value, root = root, url = value)
+    elif name == "ROCM_DISTRO_VERSION":
+        table = _redistribution_table(rctx)
+        if not table:
+            fail("rocm_toolkit_archive: ROCM_DISTRO_VERSION=%s names an entry of XLA's third_party/gpus/rocm/rocm_redist.bzl, but the XLA tree in use has no redistribution table (the stand-in examples/xla has none). Build with a real XLA (build/ci_build --xla-source-dir=DIR, or --override_repository=xla=DIR), or name the toolkit: --repo_env=ROCM_PATH=DIR or ROCM_DISTRO_URL=URL with ROCM_DISTRO_HASH." % value)
+        distro = _sources_tool(rctx, python, 60, "distro", "--table", str(table), "--name", value)
+        links = ",".join(["%s:%s" % (target, link) for target, link in distro["links"]])
+        root = _fetch_tarball(rctx, python, [distro["url"]], distro["sha256"], distro["rocm_root"], links)
+        _toolkit_json(rctx, "ROCM_DISTRO_VERSION=%s (%s, from XLA's third_party/gpus/rocm/rocm_redist.bzl)" % (value, distro["url"]), root = root, url = distro["url"])
+    elif rctx.attr.urls:
+        root = _fetch_tarball(rctx, python, rctx.attr.urls, rctx.attr.sha256, rctx.attr.strip_prefix, "")
+        _toolkit_json(rctx, "rocm.therock(%s) in MODULE.bazel" % rctx.attr.urls[0], root = root, url = rctx.attr.urls[0], family = rctx.attr.family)
+    elif rctx.attr.local_path:
+        _toolkit_json(rctx, "rocm.local(path = %s) in MODULE.bazel" % rctx.attr.local_path, root = rctx.attr.local_path)
     else:
-        urls, sha256, strip_prefix, family = rctx.attr.urls, rctx.attr.sha256, rctx.attr.strip_prefix, rctx.attr.family
-    rctx.file("BUILD.bazel", 'exports_files(["toolkit.json"])\n')
-    if not urls:
-        rctx.file("toolkit.json", json.encode({"root": None, "url": None, "family": ""}))
-        return
+        _toolkit_json(rctx, "search of $ROCM_PATH, /opt/rocm, /opt/rocm-*, /usr")
+
+def _redistribution_table(rctx):
+    """XLA's table of the XLA tree in use (the pin, --override_repository=xla=DIR, full mode's
+    module), or None. Looked up from XLA's root package (a missing file there is a path that does
+    not exist; a missing package would be a loading error), and only for ROCM_DISTRO_VERSION,
+    so that nothing else fetches @xla for it."""
+    table = rctx.path(Label("@xla//:MODULE.bazel")).dirname.get_child("third_party/gpus/rocm/rocm_redist.bzl")
+    if not table.exists:
+        return None
+    if hasattr(rctx, "watch"):
+        rctx.watch(table)
+    return table
+
+def _fetch_tarball(rctx, python, urls, sha256, strip_prefix, links):
+    """Downloads (sha256-checked, kept by Bazel's repository cache) and safely extracts a toolkit
+    tarball into toolkit/; makes ROCM_DISTRO_LINKS' links in it. Returns the toolkit's root."""
     urls = [u if "://" in u else "file://" + u for u in urls]
     archive = "archive" + _archive_suffix(urls[0])
-    rctx.report_progress("Downloading TheRock toolkit %s" % urls[0])
-    python = rctx.which("python3")
-    if not python:
-        fail("rocm_toolkit_archive: python3 was not found on PATH; it extracts the tarball safely. Install Python 3.12 or newer.")
+    rctx.report_progress("Downloading ROCm toolkit %s" % urls[0])
     if not rctx.download(urls, output = archive, sha256 = sha256, allow_fail = True).success:
         _explain_failed_download(rctx, python, urls[0], archive, sha256)
     rctx.report_progress("Extracting %s" % urls[0].split("/")[-1])
@@ -544,7 +625,9 @@ def _rocm_toolkit_archive_impl(rctx):
     entries = root.readdir()
     if not strip_prefix and len(entries) == 1 and entries[0].is_dir:
         root = entries[0]  # a tarball with one top-level folder: that folder is the toolkit
-    rctx.file("toolkit.json", json.encode({"root": str(root), "url": urls[0], "family": family}))
+    if links:
+        _sources_tool(rctx, python, 60, "links", "--root", str(root), links)
+    return str(root)
 
 def _explain_failed_download(rctx, python, url, archive, sha256):
     """A download failed: without a network, say how to build offline; otherwise download
@@ -556,19 +639,21 @@ def _explain_failed_download(rctx, python, url, archive, sha256):
         if lookup.return_code != 0:
             fail(("rocm_toolkit_archive: cannot download %s: the host %s cannot be reached from here (no network?). " +
                   "Download the tarball where there is a network and pass the file: build/ci_build --therock-path=FILE " +
-                  "(or --repo_env=THEROCK_URL=file:///path/%s with the same THEROCK_SHA256), or put it, under the " +
-                  "same name, in a folder given as --distdir=DIR.") % (url, host, url.split("/")[-1]))
+                  "(or --repo_env=THEROCK_URL=file:///path/%s with THEROCK_SHA256=%s), or put it, under the " +
+                  "same name, in a folder given as --distdir=DIR.") % (url, host, url.split("/")[-1], sha256))
     rctx.download([url], output = archive, sha256 = sha256)
 
 rocm_toolkit_archive = repository_rule(
     implementation = _rocm_toolkit_archive_impl,
-    doc = "Downloads (sha256-checked, cached) and safely extracts a TheRock tarball; records where in toolkit.json.",
+    doc = "Decides where the toolkit comes from (see this file's docstring), downloads (sha256-checked, cached) and safely extracts a tarball or merges installations; records the answer in toolkit.json.",
     attrs = {
-        "urls": attr.string_list(doc = "Mirrors of one tarball (https://, file://, or an absolute path)."),
+        "urls": attr.string_list(doc = "rocm.therock(): mirrors of one tarball (https://, file://, or an absolute path)."),
         "sha256": attr.string(doc = "SHA-256 of the tarball; required with urls."),
         "strip_prefix": attr.string(doc = "Directory inside the tarball that is the toolkit root."),
         "family": attr.string(doc = "TheRock amdgpu family; default: the finder reads it from the tarball's file name."),
+        "local_path": attr.string(doc = "rocm.local(): a toolkit root on disk."),
         "_extractor": attr.label(default = Label("//third_party/gpus:extract_archive.py")),
+        "_sources": attr.label(default = Label("//third_party/gpus:toolkit_sources.py")),
     },
-    environ = THEROCK_ARCHIVE_ENVIRON,
+    environ = ["TF_NEED_ROCM"] + TOOLKIT_SOURCE_ENVIRON,
 )

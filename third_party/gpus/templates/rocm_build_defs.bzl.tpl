@@ -30,13 +30,16 @@ def if_rocm_is_configured(if_true, if_false = []):
     """`if_true` when ROCm is configured, else `if_false`, as a select() (as XLA's)."""
     return select({"//conditions:default": if_true if _is_rocm_configured() else if_false})
 
+# TF_NEED_CUDA, as XLA's rocm_configure reads it: these two macros answer for CUDA too.
+_CUDA_NEEDED = %{cuda_needed}
+
 def if_gpu_is_configured(if_true, if_false = []):
-    """As if_rocm_is_configured: this repository configures ROCm only (no CUDA, no SYCL)."""
-    return if_rocm_is_configured(if_true, if_false)
+    """`if_true` when ROCm is configured or TF_NEED_CUDA is set (XLA's meaning), else `if_false`."""
+    return select({"//conditions:default": if_true if _is_rocm_configured() or _CUDA_NEEDED else if_false})
 
 def if_cuda_or_rocm(if_true, if_false = []):
-    """As if_rocm_is_configured: this repository configures ROCm only."""
-    return if_rocm_is_configured(if_true, if_false)
+    """As if_gpu_is_configured (XLA's SYCL case does not arise: this repository configures no SYCL)."""
+    return if_gpu_is_configured(if_true, if_false)
 
 def rocm_copts(opts = []):
     """rocm_default_copts() plus `opts`, both only when ROCm is configured."""
