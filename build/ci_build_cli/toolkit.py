@@ -2,7 +2,10 @@
 and what the finder says of it before anything runs.
 
 Precedence: --rocm-path, --therock-path, then the ROCM_PATH of the environment (AMD's install
-guides export it), then the sandbox's own search (what the repository rule does given none).
+guides export it), then XLA's other names of a toolkit in the environment (TF_ROCM_MULTIPLE_PATHS,
+ROCM_DISTRO_URL, ROCM_DISTRO_VERSION and their qualifiers: forwarded to the repository rule,
+which decides among them in XLA's order, third_party/gpus/toolkit_sources.py), then the sandbox's
+own search (what the repository rule does given none).
 Toolkit facts (a TheRock tarball's family and release, JAX's default targets, the toolkit's
 version) come from third_party/gpus/find_rocm_config.py, the one source of them, never from a
 parse of ci_build's own.
@@ -14,14 +17,16 @@ import argparse
 import dataclasses
 import functools
 import os
+import re
 import sys
 import urllib.parse
+from collections.abc import Mapping
 from pathlib import Path
 
-from third_party.gpus import extract_archive, find_rocm_config as finder
+from third_party.gpus import extract_archive, find_rocm_config as finder, toolkit_sources
 from tools.digest import sha256_of
 
-from . import inputs
+from . import inputs, sources
 from .paths import OURS
 
 # The sandbox root's own system folders (tools/sandbox_root/environment.py): a toolkit under
@@ -40,10 +45,12 @@ class RocmSource:
     flags: tuple[str, ...] = ()
     binds: tuple[str, ...] = ()
     note: str | None = None
+    xla_name: str | None = None  # XLA's name (of the environment) that decides, when one does
 
     @property
     def repo_env(self) -> dict[str, str]:
-        """The variables the flags give the repository rule: ROCM_PATH, THEROCK_URL, THEROCK_SHA256."""
+        """The variables the flags give the repository rule: ROCM_PATH, THEROCK_URL, THEROCK_SHA256,
+        XLA's names (an empty value clears one)."""
         return dict(f.removeprefix("--repo_env=").split("=", 1) for f in self.flags if f.startswith("--repo_env="))
 
 
@@ -53,13 +60,104 @@ def toolkit_binds(path: Path) -> tuple[str, ...]:
     return () if is_sandbox_own(path) else tuple(dict.fromkeys([str(path), str(path.resolve())]))
 
 
+# XLA's names of a toolkit other than ROCM_PATH, with their qualifiers, in XLA's order: passed
+# on to the repository rule as --repo_env (the sandbox passes no arbitrary environment).
+XLA_NAMES = tuple(n for s in toolkit_sources.XLA_PRECEDENCE if s.name != "ROCM_PATH" for n in (s.name, *s.qualifiers))
+_SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
+
+
 def rocm_source(rocm_path: str | None, therock_path: str | None, therock_sha256: str | None,
-                ambient: str | None, host: bool = False) -> RocmSource:
+                ambient: str | None, host: bool = False, environ: Mapping[str, str] | None = None) -> RocmSource:
     """The toolkit of this build; precedence: --rocm-path, --therock-path, then the ROCM_PATH
-    of the environment (AMD's install guides export it), then the sandbox's own search (in host
-    mode, `host`: the search on this machine). An explicit flag wins over the environment with a note; an ambient ROCM_PATH that does
-    not exist is an error naming the variable (InputError)."""
+    of the environment (AMD's install guides export it), then XLA's other names in `environ`
+    (xla_source), then the sandbox's own search (in host mode, `host`: the search on this
+    machine). An explicit flag wins over the environment with a note, and so does ROCM_PATH over
+    XLA's other names (XLA's order): those are then cleared for Bazel. An ambient ROCM_PATH that
+    does not exist is an error naming the variable (InputError)."""
+    xla = {n: environ[n].strip() for n in XLA_NAMES if (environ or {}).get(n, "").strip()}
     ambient = (ambient or "").strip()
+    own = _own_source(rocm_path, therock_path, therock_sha256, ambient, host)
+    if not xla:
+        return own
+    if not own.flags:
+        return xla_source(xla, host)
+    decider = (f"--rocm-path={rocm_path}" if rocm_path else f"--therock-path={therock_path}" if therock_path
+               else f"ROCM_PATH={ambient}")
+    cleared = ", ".join(f"{n}={v}" for n, v in xla.items())
+    note = (f"{own.note or f'ci_build: using ROCm from {decider}'}; not used: {cleared} (XLA's order puts ROCM_PATH first, "
+            "and ci_build's flags win over the environment: cleared for Bazel)")
+    return RocmSource(own.flags + tuple(f"--repo_env={n}=" for n in xla), own.binds, note)
+
+
+def _host_dir(name: str, value: str, given: str, host: bool) -> Path:
+    """A folder one of XLA's names gives, made absolute; one that is not there is an InputError
+    naming the variable (the sandbox's own folders are the sandbox's, unless in host mode)."""
+    path = Path(os.path.abspath(Path(given).expanduser()))
+    if (host or not is_sandbox_own(path)) and not path.is_dir():
+        raise inputs.InputError(f"{name}={value} (from the environment): {given} is not a directory on this machine; "
+                                f"point it at an existing folder, or unset it (`env -u {name} python3 build/ci_build "
+                                "...`)")
+    return path
+
+
+def xla_source(xla: Mapping[str, str], host: bool = False) -> RocmSource:
+    """XLA's names from the environment (no ROCM_PATH, no ci_build flag): all passed on as
+    --repo_env, the repository rule deciding among them in XLA's order (toolkit_sources.choose);
+    the host folders of the one that decides mounted at their own paths, and checked here first:
+    each TF_ROCM_MULTIPLE_PATHS entry and LLVM_PATH; a file:// (or path) ROCM_DISTRO_URL's folder,
+    its ROCM_DISTRO_HASH and ROCM_DISTRO_LINKS. ROCM_DISTRO_VERSION is checked against the XLA
+    tree in check_inputs (distro_of)."""
+    values = dict(xla)
+    choice = toolkit_sources.choose(values)
+    binds: list[str] = []
+    if choice.winner == "TF_ROCM_MULTIPLE_PATHS":
+        entries = choice.value.split(":")
+        if "" in entries:
+            raise inputs.InputError(f"TF_ROCM_MULTIPLE_PATHS={choice.value} (from the environment) has an empty entry: "
+                                    "separate the installations' folders with single colons")
+        paths = [_host_dir("TF_ROCM_MULTIPLE_PATHS", choice.value, e, host) for e in entries]
+        values["TF_ROCM_MULTIPLE_PATHS"] = ":".join(map(str, paths))  # the rule links them from its own folder
+        if "LLVM_PATH" in values:
+            paths.append(_host_dir("LLVM_PATH", values["LLVM_PATH"], values["LLVM_PATH"], host))
+            values["LLVM_PATH"] = str(paths[-1])
+        binds = [b for p in paths for b in toolkit_binds(p)]
+    elif choice.winner == "ROCM_DISTRO_URL":
+        url, sha256 = choice.value, values.get("ROCM_DISTRO_HASH", "")
+        if not sha256:
+            raise inputs.InputError(f"ROCM_DISTRO_URL={url} (from the environment) needs ROCM_DISTRO_HASH, the "
+                                    "tarball's sha256 (XLA requires it; an unverified toolkit is refused): export "
+                                    "ROCM_DISTRO_HASH=$(sha256sum TARBALL | cut -d' ' -f1), or use --therock-path")
+        if not _SHA256.match(sha256):
+            raise inputs.InputError(f"ROCM_DISTRO_HASH={sha256} (from the environment) is not a sha256 (64 hexadecimal "
+                                    "digits, as `sha256sum FILE` prints)")
+        try:
+            toolkit_sources.parse_links(values.get("ROCM_DISTRO_LINKS", ""))
+        except toolkit_sources.SourceError as e:
+            raise inputs.InputError(f"{e} (from the environment)") from None
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme in ("", "file"):  # a tarball on this machine: the rule reads it in the sandbox
+            file = Path(urllib.parse.unquote(parts.path)).expanduser()
+            if parts.netloc not in ("", "localhost") or not file.is_file():
+                raise inputs.InputError(f"ROCM_DISTRO_URL={url} (from the environment): {file} is not a file on this "
+                                        "machine; give a file:// URL of a tarball here, or an https:// URL")
+            file = file.absolute()
+            values["ROCM_DISTRO_URL"] = f"file://{file}"
+            binds = list(dict.fromkeys([str(file.parent), str(file.resolve().parent)]))
+    if choice.winner:
+        mounted = f"; mounted into the sandbox at the same path{'s' if len(binds) > 1 else ''}" if binds and not host else ""
+        note = (f"ci_build: using ROCm from {choice.winner}={choice.value} (the environment, XLA's name; passed to Bazel "
+                f"with --repo_env{mounted})")
+        unused = choice.not_used()
+        note += f"; not used, by XLA's order ({toolkit_sources.XLA_ORDER}): {unused}" if unused else ""
+    else:
+        note = f"ci_build: not used: {choice.not_used()} (from the environment)"
+    return RocmSource(tuple(f"--repo_env={n}={v}" for n, v in values.items()), tuple(dict.fromkeys(binds)), note,
+                      choice.winner)
+
+
+def _own_source(rocm_path: str | None, therock_path: str | None, therock_sha256: str | None,
+                ambient: str, host: bool) -> RocmSource:
+    """The toolkit ci_build's flags or the ambient ROCM_PATH name (RocmSource() for none)."""
     if rocm_path and therock_path:
         raise inputs.InputError(f"--rocm-path={rocm_path} and --therock-path={therock_path} name two toolkits; give one")
     over = f" (over ROCM_PATH={ambient} from the environment)" if ambient else ""
@@ -94,7 +192,7 @@ def rocm_source(rocm_path: str | None, therock_path: str | None, therock_sha256:
 
 def args_rocm_source(args: argparse.Namespace) -> RocmSource:
     return rocm_source(args.rocm_path, getattr(args, "therock_path", None), getattr(args, "therock_sha256", None),
-                       os.environ.get("ROCM_PATH"), getattr(args, "host", False))
+                       os.environ.get("ROCM_PATH"), getattr(args, "host", False), os.environ)
 
 
 def rocm_flags(args: argparse.Namespace, configs: tuple[str, ...] = ("rocm",)) -> list[str]:
@@ -178,12 +276,50 @@ def therock_targets_note(therock_path: str, amdgpu_targets: str | None) -> str |
 
 
 def tarball_release(args: argparse.Namespace) -> tuple[str, str | None] | None:
-    """("the TheRock tarball NAME", the release its name says, or None) when this build's
-    toolkit is a TheRock tarball (a URL or a local file); None for any other toolkit."""
-    url = args_rocm_source(args).repo_env.get("THEROCK_URL")
-    if not url:
+    """(what the toolkit is, the release its tarball's name says, or None) when the repository
+    rule makes this build's toolkit itself: a TheRock tarball (THEROCK_URL: a URL or a local
+    file), ROCM_DISTRO_URL's tarball, ROCM_DISTRO_VERSION's (its URL from the XLA tree's table
+    when that is on disk), or TF_ROCM_MULTIPLE_PATHS' merge. None for a toolkit folder or the
+    default search, which the finder can probe before Bazel."""
+    source = args_rocm_source(args)
+    url = source.repo_env.get("THEROCK_URL")
+    if url:
+        return f"the TheRock tarball {url.rsplit('/', 1)[-1]}", finder.therock_version_from_url(url)
+    name, value = source.xla_name, source.repo_env.get(source.xla_name or "", "")
+    if name == "ROCM_DISTRO_URL":
+        return (f"the tarball {value.rsplit('/', 1)[-1]} (ROCM_DISTRO_URL)",
+                finder.therock_version_from_url(value))
+    if name == "ROCM_DISTRO_VERSION":
+        found = distro_of(args, value)
+        if found is None:
+            return f"the tarball of ROCM_DISTRO_VERSION={value}", None
+        return (f"the tarball {found.url.rsplit('/', 1)[-1]} (ROCM_DISTRO_VERSION={value})",
+                finder.therock_version_from_url(found.url))
+    if name == "TF_ROCM_MULTIPLE_PATHS":
+        return f"the merge of TF_ROCM_MULTIPLE_PATHS={value}", None
+    return None
+
+
+def distro_of(args: argparse.Namespace, name: str) -> toolkit_sources.Distro | None:
+    """ROCM_DISTRO_VERSION=`name` in the table of the XLA tree this build uses, before the
+    sandbox (InputError if that tree has no table or not the entry, or it is no tarball); None for
+    the pinned XLA, which is not on disk yet: the repository rule checks it then."""
+    tree = sources.source_dirs(args).get("xla")
+    if tree is None:
         return None
-    return f"the TheRock tarball {url.rsplit('/', 1)[-1]}", finder.therock_version_from_url(url)
+    stand_in = tree.resolve() == sources.EXAMPLE_TREES["xla"].resolve()
+    table = tree / toolkit_sources.REDIST_TABLE
+    if stand_in or not table.is_file():
+        what = "examples/xla, the stand-in" if stand_in else str(tree)
+        raise inputs.InputError(f"ROCM_DISTRO_VERSION={name} (from the environment) names an entry of XLA's "
+                                f"{toolkit_sources.REDIST_TABLE}, but the XLA tree in use ({what}) has no redistribution "
+                                "table; ROCM_DISTRO_VERSION needs a real XLA with hermetic ROCm (--xla-source-dir=DIR, "
+                                "or the pin: drop --sources=examples), or name the toolkit another way: --rocm-path, "
+                                "--therock-path, or ROCM_DISTRO_URL with ROCM_DISTRO_HASH")
+    try:
+        return toolkit_sources.distro(toolkit_sources.redistributions(table.read_text(), str(table)), name, str(table))
+    except toolkit_sources.SourceError as e:
+        raise inputs.InputError(f"{e} (ROCM_DISTRO_VERSION from the environment)") from None
 
 
 def version_mismatch(requested: str, toolkit: str, versions: list[str | None]) -> str:
@@ -196,12 +332,15 @@ def version_mismatch(requested: str, toolkit: str, versions: list[str | None]) -
 def check_inputs(args: argparse.Namespace) -> None:
     """Toolkit inputs, before the checkout lock, the sandbox and Bazel (InputError, one line each):
     two toolkits (--rocm-path and --therock-path), a path that is not there, a download without
-    its sha256, an ambient ROCM_PATH that does not exist (as rocm_source says them);
+    its sha256, an ambient ROCM_PATH that does not exist, a folder XLA's names give that is not
+    there (as rocm_source says them); ROCM_DISTRO_VERSION against the XLA tree's table (distro_of);
     --therock-sha256 with no tarball to check; --amdgpu-targets outside a TheRock tarball's
     family; --rocm-version against the release a TheRock tarball's name says; and a local
     tarball itself (check_local_tarball). What only the toolkit itself can say is checked
     later, before the compile (dist_wheels)."""
     source = args_rocm_source(args)
+    if source.xla_name == "ROCM_DISTRO_VERSION":
+        distro_of(args, source.repo_env["ROCM_DISTRO_VERSION"])
     sha256 = getattr(args, "therock_sha256", None)
     therock_path = getattr(args, "therock_path", None)
     if sha256 and "THEROCK_URL" not in source.repo_env:

@@ -1403,7 +1403,8 @@ def dry_only(monkeypatch):
     monkeypatch.setattr(sandbox, "run_bazel", lambda cmd, dry_run: real_run_bazel(cmd, dry_run) if dry_run else pytest.fail(
         f"ran {cmd}"))
     monkeypatch.setattr(sources.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
-    for name in ("SOURCE_DATE_EPOCH", "ROCM_PATH", sandbox.HOST_ENV, "JAXCI_XLA_GIT_DIR", "JAXCI_CLONE_MAIN_XLA"):
+    for name in ("SOURCE_DATE_EPOCH", "ROCM_PATH", *toolkit.XLA_NAMES, sandbox.HOST_ENV, "JAXCI_XLA_GIT_DIR",
+                 "JAXCI_CLONE_MAIN_XLA"):
         monkeypatch.delenv(name, raising=False)
 
 
