@@ -58,12 +58,16 @@ def host_doctor(args: argparse.Namespace) -> int:
     """Host mode's doctor: the user's Bazel (its version), the toolkit the finder finds here,
     the Pythons wheels would be built for, then an analysis of the workspace with the build's flags."""
     toolkit.announce_rocm_source(args)
-    path = toolkit.args_rocm_source(args).repo_env.get("ROCM_PATH")
+    source = toolkit.args_rocm_source(args)
+    path = source.repo_env.get("ROCM_PATH")
     bazel = sandbox.bazel(args)
-    steps = [
-        bazel + ["--version"],
-        [sys.executable, finder.__file__, "--format=text", *(["--rocm-path", path] if path else [])],
-    ]
+    steps = [bazel + ["--version"]]
+    if source.xla_name and not path:
+        # A tarball or a merge the repository rule makes: nothing on disk for the finder yet.
+        print(f"ci_build doctor: the toolkit comes from {source.xla_name}={source.repo_env.get(source.xla_name, '')}; "
+              "the analysis below fetches it (what it is: rocm_config.json in @local_config_rocm)", file=sys.stderr)
+    else:
+        steps.append([sys.executable, finder.__file__, "--format=text", *(["--rocm-path", path] if path else [])])
     rc = sandbox.provision(args, "full") or sandbox.run_steps("doctor", steps, args.dry_run)
     if rc:
         return rc

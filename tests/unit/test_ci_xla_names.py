@@ -284,3 +284,14 @@ def test_a_merge_is_checked_after_the_repository_rule_made_it(env, tmp_path):
     (hip,) = folders(tmp_path, "hip")
     env(TF_ROCM_MULTIPLE_PATHS=str(hip))
     assert toolkit.tarball_release(cli.parse_args(["dist_wheels"])) == (f"the merge of TF_ROCM_MULTIPLE_PATHS={hip}", None)
+
+
+def test_host_doctor_names_the_deciding_name_instead_of_searching(env, monkeypatch, capsys):
+    """The finder's search would describe a toolkit this build does not use: a tarball named by
+    ROCM_DISTRO_URL exists only once the repository rule fetched it."""
+    env(ROCM_DISTRO_URL="https://example.invalid/therock-dist-linux-gfx942-7.14.0.tar.gz", ROCM_DISTRO_HASH="ab" * 32)
+    monkeypatch.setenv("BAZEL", "/bin/true")
+    assert cli.main(["--host", "--dry-run", "doctor"]) == 0
+    out, err = capsys.readouterr()
+    assert "the toolkit comes from ROCM_DISTRO_URL=https://example.invalid/therock-dist-linux-gfx942-7.14.0.tar.gz" in err
+    assert "find_rocm_config.py" not in out + err
