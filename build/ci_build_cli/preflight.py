@@ -1,6 +1,6 @@
 """`ci_build preflight`: this project against an XLA (and JAX) tree, both directions of the
-names first (seconds, offline: preflight_names, preflight_xla_targets), then a build and the
-native tests against it."""
+names first (seconds, offline: preflight_names, preflight_calls, preflight_interface,
+preflight_xla_targets), then a build and the native tests against it."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from third_party.gpus import extract_archive
 
-from . import full, inputs, preflight_calls, preflight_names, preflight_xla_targets, sandbox, sources, toolkit
+from . import full, inputs, preflight_calls, preflight_interface, preflight_names, preflight_xla_targets, sandbox, sources, toolkit
 from .commands import NATIVE_TARGETS, NATIVE_TESTS
 from .paths import CACHE, CHECKOUT, PREFETCH, SANDBOX
 
@@ -166,6 +166,139 @@ def check_rocm_calls(args: argparse.Namespace, texts: list[tuple[str, str]]) -> 
     return 0
 
 
+def interface_command(args: argparse.Namespace, where: Path, names: list[str],
+                      configs: list[preflight_interface.Config]) -> list[str]:
+    """The one sandbox run of check_interface, its answers written into the probe folder `where`."""
+    package = "//" + where.relative_to(CHECKOUT).as_posix() if names else None
+    lines = preflight_interface.script(sandbox.bazel_word(args), str(where), package, configs)
+    return sandbox.wrap(args, ["sh", "-c", "; ".join(lines) + "; true"])
+
+
+def _read(where: Path, name: str) -> str:
+    return (where / name).read_text(errors="replace") if (where / name).is_file() else ""
+
+
+def _errors(bazel_stderr: str) -> list[str]:
+    return [line for line in bazel_stderr.splitlines() if line.startswith("ERROR:")]
+
+
+def check_interface(args: argparse.Namespace, texts: list[tuple[str, str]]) -> int:
+    """The third step, in seconds: every environment variable XLA's rocm_configure.bzl reads is
+    read by ours or named by it as not needed, and every --config name JAX's build/rocm/rocm.bazelrc
+    defines is defined by ours; both asked of Bazel in one run (preflight_interface). One line per
+    unanswered name, at the tree's file:line; 1 if any.
+
+    In both modes from this checkout's own root: our rocm_configure.bzl is the same file there,
+    and full/.bazelrc imports the same rocm/rocm.bazelrc, while full/'s Bazel would resolve
+    upstream's whole graph (the registry) to expand a config that sets a Starlark flag."""
+    t0 = time.monotonic()
+    pi = preflight_interface
+    environ_files = pi.tree_files(texts, pi.XLA_ROCM_CONFIGURE)
+    bazelrc_files = pi.tree_files(texts, pi.JAX_ROCM_BAZELRC)
+    names: dict[str, pi.EnvName] = {}
+    configs: dict[str, pi.Config] = {}
+    for file, text in environ_files:
+        try:
+            findings = pi.environ_names(text, file)
+        except pi.UnreadableStarlark as e:
+            print(f"ci_build preflight: cannot read the environment variables of {e}", file=sys.stderr)
+            return 1
+        for name, use in findings.names.items():
+            names.setdefault(name, use)
+        for read in findings.unresolved:
+            print(f"ci_build preflight: note: {read.file}:{read.line}: {read.how}: which variable it reads is not known from "
+                  "the text; not checked", file=sys.stderr)
+    for file, text in bazelrc_files:
+        for name, config in pi.bazelrc_configs(text, file).items():
+            configs.setdefault(name, config)
+    if args.xla_source_dir and not environ_files:
+        print(f"ci_build preflight: note: {args.xla_source_dir} has no {pi.XLA_ROCM_CONFIGURE}: the environment variables "
+              "it reads are not checked", file=sys.stderr)
+    if args.jax_source_dir and not bazelrc_files:
+        print(f"ci_build preflight: note: {args.jax_source_dir} has no {pi.JAX_ROCM_BAZELRC}: its --config names are not "
+              "checked", file=sys.stderr)
+    unasked = [c for c in configs.values() if pi.config_command([], c) is None]
+    for config in unasked:
+        print(f"ci_build preflight: note: {config.where}: --config={config.name} is for {', '.join(config.commands)} only; "
+              "not checked", file=sys.stderr)
+    asked = [c for c in configs.values() if c not in unasked]
+    if not names and not asked:
+        return 0
+    asking = [f"XLA's rocm_configure.bzl reads {len(names)} environment variables"] * bool(names)
+    asking += [f"JAX's rocm.bazelrc defines {len(asked)} --config names"] * bool(asked)
+    print(f"ci_build preflight: {' and '.join(asking)}; asking Bazel which this project's answers", file=sys.stderr)
+    env_list = sorted(names)
+    if args.dry_run:
+        print("+ " + shlex.join(interface_command(args, PREFLIGHT_PROBES / "iXXXXXXXX", env_list, asked)), file=sys.stderr)
+        return 0
+    with probe_package(pi.environ_probe(env_list) if env_list else {}, "i") as (where, package):
+        cmd = interface_command(args, where, env_list, asked)
+        print("+ " + shlex.join(cmd), file=sys.stderr, flush=True)
+        sandbox.spawn(cmd, cwd=CHECKOUT)
+        env_out, env_err = _read(where, "env.out"), _read(where, "env.err")
+        answers = [(_read(where, f"config{i}.err"), _read(where, f"config{i}.rc").strip()) for i in range(len(asked) + 1)]
+    took = time.monotonic() - t0
+    rc = 0
+    if env_list:
+        missing = pi.unanswered(env_list, package, env_out)
+        if missing is None:
+            print("\n".join(_errors(env_err)[-20:]) or env_err[-4000:], file=sys.stderr)
+            print(f"ci_build preflight: our {pi.OUR_ROCM_CONFIGURE} did not load in the probe (above): it must export "
+                  f"{pi.READ} and {pi.NOT_NEEDED}", file=sys.stderr)
+            rc = 1
+        else:
+            for line in pi.environ_report(names, missing):
+                print(f"ci_build preflight: {line}", file=sys.stderr)
+            if missing:
+                print(f"ci_build preflight: ours does not answer {len(missing)} of the {len(names)} environment variables "
+                      f"XLA's rocm_configure.bzl reads ({took:.1f} s); read them in third_party/gpus/rocm_configure.bzl "
+                      f"({pi.READ}) or say there why not ({pi.NOT_NEEDED})", file=sys.stderr)
+                rc = 1
+            else:
+                print(f"ci_build preflight: ours answers all {len(names)} environment variables XLA's rocm_configure.bzl "
+                      f"reads ({took:.1f} s)", file=sys.stderr)
+    if asked:
+        rc = max(rc, _config_answers(asked, answers, took))
+    return rc
+
+
+def _config_answers(asked: list[preflight_interface.Config], answers: list[tuple[str, str]], took: float) -> int:
+    """Reads Bazel's answers (stderr, exit status) for the sentinel, then each config."""
+    pi = preflight_interface
+    (sentinel_err, _), *answers = answers
+    if pi.SENTINEL not in pi.not_defined(sentinel_err):
+        print("\n".join(_errors(sentinel_err)[-20:]) or sentinel_err[-4000:], file=sys.stderr)
+        print(f"ci_build preflight: Bazel did not say that --config={pi.SENTINEL}, which no .rc file defines, is undefined "
+              "(above): its silence on JAX's configs would prove nothing", file=sys.stderr)
+        return 1
+    missing, unanswered = [], []
+    for config, (err, status) in zip(asked, answers):
+        if config.name in pi.not_defined(err):
+            missing.append(config)
+        elif not status:  # its command never ran to the end (the run was cut short)
+            unanswered.append(config.name)
+        elif status != "0":
+            # Defined, and Bazel stopped later (a flag ours rejects): not this check's, worth a
+            # note. `bazel test` without targets always stops, saying so.
+            said = [e for e in _errors(err) if "Unable to run tests" not in e]
+            if said:
+                print(f"ci_build preflight: note: --config={config.name} is defined, but Bazel stopped at: {said[0]}",
+                      file=sys.stderr)
+    for line in pi.config_report(missing, "this project's .bazelrc"):
+        print(f"ci_build preflight: {line}", file=sys.stderr)
+    if unanswered:
+        print(f"ci_build preflight: Bazel gave no answer for --config={', '.join(unanswered)}: the run ended before it",
+              file=sys.stderr)
+        return 1
+    if missing:
+        print(f"ci_build preflight: this project's .bazelrc lacks {len(missing)} of the {len(asked)} --config names JAX's "
+              f"rocm.bazelrc defines ({took:.1f} s); define them in rocm/rocm.bazelrc", file=sys.stderr)
+        return 1
+    print(f"ci_build preflight: this project's .bazelrc defines all {len(asked)} --config names of JAX's rocm.bazelrc "
+          f"({took:.1f} s)", file=sys.stderr)
+    return 0
+
+
 def check_preflight(args: argparse.Namespace) -> None:
     """preflight's inputs, before the lock (cli.main): the toolkit, which XLA (--xla-source-dir,
     else $JAXCI_XLA_GIT_DIR, else a clone with JAXCI_CLONE_MAIN_XLA=1; --names-only can do with
@@ -183,7 +316,9 @@ def check_preflight(args: argparse.Namespace) -> None:
 
 def cmd_preflight(args: argparse.Namespace) -> int:
     """XLA pre-flight: first check that this project's @local_config_rocm answers every name the
-    XLA (and JAX) tree uses and accepts every call it makes (seconds, offline), then build the native artifacts against the XLA
+    XLA (and JAX) tree uses and accepts every call it makes, and that ours answers the environment
+    variables XLA's rocm_configure reads and the --config names JAX's rocm.bazelrc defines
+    (seconds, offline), then build the native artifacts against the XLA
     checkout and run the native tests (--names-only stops after the check).
 
     The checkout: --xla-source-dir, else $JAXCI_XLA_GIT_DIR, else (with JAXCI_CLONE_MAIN_XLA=1)
@@ -207,8 +342,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
             if not args.names_only:
                 raise
             print(f"ci_build preflight: note: {e} (the name check needs no patches; a build does)", file=sys.stderr)
-    # Each check reported in full: the names XLA/JAX use of ours, how they call ours, then the
-    # names we use of XLA.
+    # Each check reported in full: the names XLA/JAX use of ours, how they call ours, the
+    # environment and --config names around them, then the names we use of XLA.
     if rc:
         return rc
     # The trees' Bazel files, read once for the names and for the calls.
@@ -218,7 +353,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     except (OSError, extract_archive.UnsafeArchive) as e:
         detail = " ".join(str(e).split())
         raise inputs.InputError(f"preflight: cannot read {', '.join(map(str, trees))}: {detail}") from None
-    rc = max(check_rocm_names(args, texts), check_rocm_calls(args, texts), check_xla_targets(args))
+    rc = max(check_rocm_names(args, texts), check_rocm_calls(args, texts), check_interface(args, texts),
+             check_xla_targets(args))
     if rc or args.names_only:
         return rc
     if args.mode == "full":

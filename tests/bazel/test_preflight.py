@@ -1,5 +1,6 @@
 """`ci_build preflight --names-only`: every @local_config_rocm name a tree uses and every call it
-makes into it, asked of Bazel.
+makes into it, the environment variables XLA's rocm_configure reads and the --config names
+JAX's rocm.bazelrc defines, asked of Bazel.
 
 On a small tree of the test's own making (always), and on real XLA and JAX trees where
 JAX_ROCM_TEST_XLA_TREE / JAX_ROCM_TEST_JAX_TREE name them (a checkout, or for JAX an
@@ -150,3 +151,62 @@ def test_real_trees_need_nothing_we_lack(variables, sandbox_root):
     assert result.returncode == 0, result.stderr
     assert "@local_config_rocm answers all" in result.stderr
     assert "@local_config_rocm accepts all" in result.stderr
+
+
+# The interface around the names (preflight_interface): XLA's rocm_configure.bzl reads a
+# variable ours answers (TF_NEED_ROCM: ROCM_CONFIGURE_ENVIRON), one it says it need not read
+# (TMPDIR: XLA_ENVIRON_NOT_NEEDED) and one nobody knows; JAX's rocm.bazelrc defines configs ours
+# defines (rocm, and ci_single_gpu for `test` only: asked as `bazel test` would) and two it does not.
+MADE_UP_CONFIGURE = '''_MADE_UP = "JAX_ROCM_MADE_UP_VARIABLE"
+
+def _impl(repository_ctx):
+    if get_host_environ(repository_ctx, "TF_NEED_ROCM") == "1":
+        return repository_ctx.os.environ.get(_MADE_UP, "")
+
+rocm_configure = repository_rule(implementation = _impl, environ = ["TF_NEED_ROCM", "TMPDIR", _MADE_UP])
+'''
+MADE_UP_BAZELRC = """common:rocm --repo_env=TF_NEED_ROCM=1
+test:ci_single_gpu --test_output=all
+build:jax_rocm_made_up_config --copt=-O3
+test:jax_rocm_made_up_test_config --test_output=all
+"""
+
+
+def test_a_made_up_variable_and_configs_get_one_line_each_at_their_line(tmp_path, sandbox_root):
+    xla = write_tree(tmp_path / "xla", {"third_party/gpus/rocm_configure.bzl": MADE_UP_CONFIGURE, "xla/BUILD": ""})
+    jax = write_tree(tmp_path / "jax", {"build/rocm/rocm.bazelrc": MADE_UP_BAZELRC})
+    result, took = timed_preflight(f"--xla-source-dir={xla}", f"--jax-source-dir={jax}")
+    assert result.returncode == 1, result.stderr
+    lines = [line.removeprefix("ci_build preflight: ") for line in result.stderr.splitlines()
+             if line.startswith(("ci_build preflight: xla/third_party", "ci_build preflight: jax/build"))]
+    assert lines == [
+        "xla/third_party/gpus/rocm_configure.bzl:5: JAX_ROCM_MADE_UP_VARIABLE: XLA's rocm_configure reads it "
+        "(os.environ.get); ours neither reads it (ROCM_CONFIGURE_ENVIRON) nor says why it need not (XLA_ENVIRON_NOT_NEEDED)",
+        "jax/build/rocm/rocm.bazelrc:3: --config=jax_rocm_made_up_config: JAX defines it (build); this project's .bazelrc "
+        "does not (Bazel: Config value 'jax_rocm_made_up_config' is not defined in any .rc file)",
+        "jax/build/rocm/rocm.bazelrc:4: --config=jax_rocm_made_up_test_config: JAX defines it (test); this project's "
+        ".bazelrc does not (Bazel: Config value 'jax_rocm_made_up_test_config' is not defined in any .rc file)",
+    ], result.stderr
+    assert "ours does not answer 1 of the 3 environment variables" in result.stderr
+    assert "this project's .bazelrc lacks 2 of the 4 --config names" in result.stderr
+    assert "note: --config=" not in result.stderr, "ci_single_gpu is defined, and test's no-targets stop is no note"
+    assert_quick_and_tidy(took)
+
+
+def interface_summary(stderr: str, start: str) -> str:
+    found = [line for line in stderr.splitlines() if line.startswith(f"ci_build preflight: {start}")]
+    return found[0] if found else ""
+
+
+def test_the_real_xla_tree_reads_no_variable_ours_does_not_answer(sandbox_root):
+    xla = real_tree("JAX_ROCM_TEST_XLA_TREE")
+    result, took = timed_preflight(f"--xla-source-dir={xla}")
+    print(interface_summary(result.stderr, "ours "), f"({took:.0f} s in all)")
+    assert interface_summary(result.stderr, "ours answers all "), result.stderr
+
+
+def test_the_real_jax_tree_uses_no_config_ours_lacks(sandbox_root):
+    jax = real_tree("JAX_ROCM_TEST_JAX_TREE")
+    result, took = timed_preflight(f"--jax-source-dir={jax}")
+    print(interface_summary(result.stderr, "this project's .bazelrc "), f"({took:.0f} s in all)")
+    assert interface_summary(result.stderr, "this project's .bazelrc defines all "), result.stderr

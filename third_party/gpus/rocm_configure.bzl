@@ -67,8 +67,16 @@ TOOLKIT_SOURCE_ENVIRON = [
 
 # Names XLA's rocm_configure reads that this project reads not at all, and why: the pre-flight
 # (build/ci_build_cli/preflight_names.py) counts them as answered.
+_NO_WRAPPER = "XLA writes it into its hipcc compiler wrapper; this project's rocm_library runs ROCm's clang directly, without that wrapper"
 XLA_ENVIRON_NOT_NEEDED = {
-    "TMPDIR": "XLA writes it into its compiler wrapper script; this project compiles HIP without a wrapper",
+    "TMPDIR": _NO_WRAPPER,
+    # Read at JAX 0.10.2's XLA pin (_hipcc_env), no longer at XLA main.
+    "HIP_CLANG_PATH": _NO_WRAPPER + " (clang is the toolkit's, from the finder)",
+    "DEVICE_LIB_PATH": _NO_WRAPPER + " (the device libraries are the toolkit's, from the finder)",
+    "HIP_VDI_HOME": _NO_WRAPPER,
+    "HIPCC_VERBOSE": _NO_WRAPPER + " (Bazel's --subcommands shows each compile)",
+    "HIPCC_COMPILE_FLAGS_APPEND": _NO_WRAPPER + " (--@jax_rocm_build//rocm:copts adds flags to every HIP compile)",
+    "HIPCC_LINK_FLAGS_APPEND": _NO_WRAPPER + " (HIP objects link through the C++ toolchain: --linkopt adds flags)",
 }
 
 # Every environment variable these rules read; changing one re-runs them, nothing else does.
