@@ -185,6 +185,101 @@ def test_other_bad_version_pieces_are_rejected():
         wb.Version("0.7.1", local="rocm7..2").pep440()
 
 
+# --- JAX's ML_WHEEL_* kinds (XLA's python_wheel.bzl; wheel/private/ml_wheel.bzl reads them) -----
+
+HASH = "cbe478fc5d2e1a0b9c8d7e6f5a4b3c2d1e0f9a8b"  # a full `git rev-parse HEAD`, as JAX's CI passes
+
+
+@pytest.mark.parametrize("pieces, expected", [
+    # The five examples XLA's python_wheel.bzl documents, each spelled as JAX's CI spells it.
+    ({"base": "2.19.0", "kind": "nightly", "date": "20250107"}, "2.19.0.dev20250107"),
+    ({"base": "2.19.0", "kind": "release"}, "2.19.0"),
+    ({"base": "2.19.0", "kind": "release", "suffix": "rc1"}, "2.19.0rc1"),
+    ({"base": "2.19.0", "kind": "custom", "date": "20250107", "commit": HASH, "suffix": "custom"},
+     "2.19.0.dev20250107+cbe478fc5custom"),
+    ({"base": "2.19.0", "kind": "snapshot"}, "2.19.0.dev0+selfbuilt"),
+])
+def test_jax_kinds_give_the_versions_xla_documents(pieces, expected):
+    version = wb.Version(**pieces, ml_wheel=True).pep440()
+    assert version == expected and canonical(version) == version
+
+
+@pytest.mark.parametrize("pieces, expected", [
+    ({"kind": "release", "suffix": "-rc1"}, "0.7.1rc1"),  # JAX drops the suffix's '-'
+    ({"kind": "release", "suffix": "rc1", "post": 1, "local": "rocm7.2.4"}, "0.7.1rc1.post1+rocm7.2.4"),
+    ({"kind": "nightly", "date": "20250102", "suffix": "rc1"}, "0.7.1.dev20250102"),  # JAX's nightlies leave it out
+    ({"kind": "custom", "date": "20250102", "commit": "00" + HASH[:38]}, "0.7.1.dev20250102+cbe478fc5"),  # zeros stripped
+    ({"kind": "custom", "commit": HASH.upper()}, "0.7.1+cbe478fc5"),
+    ({"kind": "custom", "date": "20250102"}, "0.7.1.dev20250102"),
+    ({"kind": "custom"}, "0.7.1"),
+    ({"kind": "custom", "date": "20250102", "commit": HASH, "local": "rocm7.2.4"}, "0.7.1.dev20250102+cbe478fc5.rocm7.2.4"),
+    ({"kind": "snapshot", "suffix": "rc1", "local": "rocm7.2.4"}, "0.7.1.dev0+selfbuilt.rocm7.2.4"),
+    ({"kind": "snapshot", "post": 2}, "0.7.1.post2.dev0+selfbuilt"),
+    ({"kind": "dev", "date": "20250102", "commit": HASH, "suffix": "custom"}, "0.7.1.dev20250102+gcbe478fcustom"),
+])
+def test_jax_kinds_with_this_projects_pieces(pieces, expected):
+    version = wb.Version("0.7.1", **pieces, ml_wheel=True).pep440()
+    assert version == expected and canonical(version) == version
+
+
+def test_a_release_is_the_same_version_however_it_was_asked_for():
+    """ML_WHEEL_TYPE=release and ci_build --wheel-kind=release make one version (and so one file name)."""
+    ours = wb.Version("0.10.2", "release", local="rocm7.2.4")
+    jaxs = wb.Version("0.10.2", "release", local="rocm7.2.4", ml_wheel=True)
+    assert ours.pep440() == jaxs.pep440() == "0.10.2+rocm7.2.4"
+
+
+def test_jax_kinds_order_as_pep440_says():
+    v = lambda **pieces: pkg_version.Version(wb.Version("0.7.1", **pieces).pep440())  # noqa: E731
+    snapshot, nightly = v(kind="snapshot"), v(kind="nightly", date="20250102")
+    rc, release = v(kind="release", suffix="rc1"), v(kind="release")
+    assert snapshot < nightly < rc < release
+    assert snapshot.local == "selfbuilt" and rc.is_prerelease
+
+
+@pytest.mark.parametrize("pieces, variable", [
+    ({"kind": "nightly"}, "ML_WHEEL_BUILD_DATE"),
+    ({"kind": "nightly", "date": "2025-01-02"}, "ML_WHEEL_BUILD_DATE"),  # wheel.bzl drops JAX's dashes first
+    ({"kind": "custom", "date": "2025012"}, "ML_WHEEL_BUILD_DATE"),
+    ({"kind": "custom", "commit": "not-a-sha"}, "ML_WHEEL_GIT_HASH"),
+    ({"kind": "custom", "commit": "abc12"}, "ML_WHEEL_GIT_HASH"),
+    ({"kind": "release", "suffix": ".rc1"}, "ML_WHEEL_VERSION_SUFFIX"),
+    ({"kind": "release", "suffix": "RC1"}, "ML_WHEEL_VERSION_SUFFIX"),
+    ({"kind": "release", "suffix": "rc 1"}, "ML_WHEEL_VERSION_SUFFIX"),
+    ({"kind": "custom", "date": "20250102", "suffix": "custom"}, "ML_WHEEL_VERSION_SUFFIX"),  # no hash to follow
+    ({"kind": "custom", "commit": HASH, "suffix": "c.."}, "ML_WHEEL_VERSION_SUFFIX"),
+])
+def test_bad_jax_pieces_name_the_variable(pieces, variable):
+    with pytest.raises(wb.SpecError) as error:
+        wb.Version("0.7.1", **pieces, ml_wheel=True).pep440()
+    assert variable in str(error.value)
+    assert "ci_build" not in str(error.value)  # JAX's spelling was used: the fix is in JAX's terms
+
+
+def test_a_suffix_error_shows_the_canonical_form():
+    with pytest.raises(wb.SpecError, match=r"packaging writes it 0\.7\.1rc1"):
+        wb.Version("0.7.1", "release", suffix=".rc1").pep440()
+
+
+def test_unknown_kinds_are_refused_naming_every_kind():
+    with pytest.raises(wb.SpecError, match="not one of release, nightly, dev, custom, snapshot"):
+        wb.Version("0.7.1", kind="weekly", ml_wheel=True).pep440()
+
+
+def test_the_spec_carries_jax_pieces_into_the_wheel(tmp_path):
+    """wheel.bzl's spec with ML_WHEEL_* pieces: the wheel's name, METADATA and build_info.json agree."""
+    data = spec_data(tmp_path)
+    data["version"] = {"base": "0.7.1", "kind": "custom", "date": "20250102", "commit": HASH, "post": 0,
+                       "local": "rocm7.2.4", "suffix": "custom", "ml_wheel": True}
+    data["build_info"] = {"dest": "jax_plugins/xla_rocm7/build_info.json", "data": {"jax_version": "0.7.1"}}
+    spec = wb.spec_from_json(data, tmp_path)
+    path = wb.write_wheel(spec, tmp_path / "out", workers=1)
+    assert path.name == "jax_rocm7_pjrt-0.7.1.dev20250102+cbe478fc5custom.rocm7.2.4-py3-none-manylinux_2_28_x86_64.whl"
+    with zipfile.ZipFile(path) as archive:
+        info = json.loads(archive.read("jax_plugins/xla_rocm7/build_info.json"))
+    assert info["plugin_version"] == "0.7.1.dev20250102+cbe478fc5custom.rocm7.2.4"
+
+
 # --- names and the file name -------------------------------------------------------------------
 
 @pytest.mark.parametrize("distribution", ["jax_rocm7_pjrt", "jax-rocm7-pjrt", "Jax.ROCm7__pjrt", "JAX_rocm7-_.pjrt"])

@@ -2,12 +2,14 @@
 
 Everything the spec needs is known at analysis: the ROCm version from
 @local_config_rocm, the amdgpu targets from --//rocm:amdgpu_targets, the version
-pieces from //wheel:*, the source pins from @source_pins. The tool computes the
-PEP 440 version and the file name, so the output is a directory holding the wheel.
+pieces from //wheel:* and JAX's ML_WHEEL_* variables (@ml_wheel_env), the source pins
+from @source_pins. The tool computes the PEP 440 version and the file name, so the
+output is a directory holding the wheel.
 """
 
 load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
 load("@local_config_rocm//:build_defs.bzl", "rocm_build_info", "rocm_major", "rocm_release")
+load("@ml_wheel_env//:ml_wheel.bzl", "ML_WHEEL")
 load("@source_pins//:defs.bzl", "PINS")
 load("//rocm:defs.bzl", "AmdgpuTargetsInfo")
 
@@ -43,6 +45,45 @@ def _source_entry(name, pin, overridden, stand_in_sources):
 
 def _flag(ctx, name):
     return getattr(ctx.attr, "_" + name)[BuildSettingInfo].value
+
+def _same_commit(a, b):
+    """Whether two spellings of a commit name the same one (a full sha and a short one)."""
+    a, b = a.lower(), b.lower()
+    return a.startswith(b) or b.startswith(a)
+
+def wheel_identity(kind, date, commit, ml):
+    """The version's kind, date, commit and suffix from --//wheel:kind, date and commit ("" when
+    unset) and JAX's ML_WHEEL_* (`ml`: @ml_wheel_env's ML_WHEEL). A setting given both ways
+    must agree: else analysis stops, in one line naming both, before anything is built. Unset
+    both ways, the kind is release (this project's default; JAX's is snapshot)."""
+    ml_kind, ml_date, ml_hash = ml["ML_WHEEL_TYPE"], ml["ML_WHEEL_BUILD_DATE"].replace("-", ""), ml["ML_WHEEL_GIT_HASH"]
+    if kind and ml_kind and kind != ml_kind:
+        fail("--@jax_rocm_build//wheel:kind=%s and --repo_env=ML_WHEEL_TYPE=%s ask for different wheel versions; drop one (ML_WHEEL_TYPE is JAX's spelling of the kind, with custom and snapshot besides: wheel/README.md)" % (kind, ml_kind))
+    if date and ml_date and date != ml_date:
+        fail("--@jax_rocm_build//wheel:date=%s and --repo_env=ML_WHEEL_BUILD_DATE=%s name different build dates; drop one or make them the same day" % (date, ml["ML_WHEEL_BUILD_DATE"]))
+    if commit and ml_hash and not _same_commit(commit, ml_hash):
+        fail("--@jax_rocm_build//wheel:commit=%s and --repo_env=ML_WHEEL_GIT_HASH=%s name different commits; drop one or give the same commit" % (commit, ml_hash))
+
+    # Whose names wheel_builder.py's errors give: JAX's variables when ML_WHEEL_TYPE chose.
+    from_ml = ml_kind != "" and kind == ""
+    asked = ("--repo_env=ML_WHEEL_TYPE=" + ml_kind) if from_ml else ("--@jax_rocm_build//wheel:kind=" + (kind or "release"))
+    kind, date, commit = kind or ml_kind or "release", date or ml_date, commit or ml_hash
+
+    # Checked here too (wheel_builder.py says it again), so that a missing piece stops the
+    # build before its compiles, not in the wheel action at their end.
+    if kind in ("nightly", "dev") and not date:
+        fail("%s: the version X.Y.Z.devYYYYMMDD needs the build date: add --repo_env=ML_WHEEL_BUILD_DATE=YYYYMMDD or --@jax_rocm_build//wheel:date=YYYYMMDD" % asked)
+    if kind == "dev" and not commit:
+        fail("%s: the version X.Y.Z.devYYYYMMDD+g<commit> needs the commit built: add --@jax_rocm_build//wheel:commit=SHA (or --repo_env=ML_WHEEL_GIT_HASH=SHA)" % asked)
+    return {
+        "kind": kind,
+        "date": date,
+        "commit": commit,
+        "suffix": ml["ML_WHEEL_VERSION_SUFFIX"],
+        # Only where a date or commit could be at fault: a release's spec, and so its wheel
+        # action, is then the same whichever spelling asked for it (one cache entry).
+        "ml_wheel": from_ml and kind in ("nightly", "custom"),
+    }
 
 def _without_build_tree_runpath(ctx, library, dest):
     """A copy of a shared library without Bazel's RUNPATH entries into its build tree
@@ -89,12 +130,9 @@ def _rocm_wheel_impl(ctx):
 
     version = {
         "base": _flag(ctx, "version"),
-        "kind": _flag(ctx, "kind"),
-        "date": _flag(ctx, "date"),
-        "commit": _flag(ctx, "commit"),
         "post": _flag(ctx, "post_release"),
         "local": ("rocm" + exact_version) if _flag(ctx, "rocm_version_extra") else "",
-    }
+    } | wheel_identity(_flag(ctx, "kind"), _flag(ctx, "date"), _flag(ctx, "commit"), ML_WHEEL)
 
     # A source whose every artifact here was built from stand-ins is not in this wheel at all.
     stand_in_sources = [

@@ -8,9 +8,10 @@ pieces, the tags, the metadata and the files with their places in the wheel. Thi
 owns every rule of the format so the Starlark stays declarative:
 
 * the PEP 440 version: release X.Y.Z, nightly X.Y.Z.devYYYYMMDD, dev
-  X.Y.Z.devYYYYMMDD+g<commit>, .postN, and the local part +rocm7.2.4, put together
-  here and required to be in packaging's canonical form; a bad piece's error names
-  the ci_build flag that sets it;
+  X.Y.Z.devYYYYMMDD+g<commit>, JAX's custom and snapshot (ML_WHEEL_TYPE) and its
+  ML_WHEEL_VERSION_SUFFIX, .postN, and the local part +rocm7.2.4, put together here
+  and required to be in packaging's canonical form; a bad piece's error names the
+  ci_build flag or JAX variable that sets it;
 * names, requirements and tags by packaging's rules: the distribution's and extras'
   names checked and normalised (PEP 503, 685), Requires-Dist and Requires-Python
   parsed (PEP 508, 440) and written by packaging, an extra's condition added to a
@@ -117,16 +118,49 @@ def _canonical(version: str) -> bool:
         return False
 
 
+# This project's kinds, then JAX's two more (XLA's python_wheel.bzl: --repo_env=ML_WHEEL_TYPE).
+KINDS = ("release", "nightly", "dev", "custom", "snapshot")
+
+
 @dataclasses.dataclass(frozen=True)
 class Version:
-    """The pieces of a wheel version; `kind` picks the PEP 440 form."""
+    """The pieces of a wheel version; `kind` picks the PEP 440 form.
+
+    release X.Y.Z, nightly X.Y.Z.devYYYYMMDD, dev X.Y.Z.devYYYYMMDD+g<commit[:7]>, and JAX's
+    custom X.Y.Z[.devYYYYMMDD][+<hash>] (the hash's first 9 digits after its leading zeros,
+    as JAX strips them) and snapshot X.Y.Z.dev0+selfbuilt. `suffix` (ML_WHEEL_VERSION_SUFFIX,
+    '-' dropped) goes where JAX puts it: after X.Y.Z of a release (rc1: X.Y.Zrc1), after the
+    hash of a custom (or dev) version, after the date of a custom one without a hash; nightly
+    and snapshot versions leave it out, as JAX's do. .postN follows the release part, and the
+    local part ends with `local` (+rocm7.2.4).
+    """
 
     base: str
-    kind: str = "release"  # release | nightly | dev
-    date: str = ""  # YYYYMMDD, nightly and dev
-    commit: str = ""  # git sha, dev
+    kind: str = "release"
+    date: str = ""  # YYYYMMDD, nightly and dev (custom: optional)
+    commit: str = ""  # git sha, dev (custom: optional)
     post: int = 0  # .postN when > 0
     local: str = ""  # e.g. rocm7.2.4
+    suffix: str = ""  # ML_WHEEL_VERSION_SUFFIX
+    ml_wheel: bool = False  # ML_WHEEL_TYPE chose the kind: errors name JAX's variables, not ci_build's flags
+
+    def _how_to_set(self, piece: str) -> str:
+        if self.ml_wheel:
+            return {"date": "--repo_env=ML_WHEEL_BUILD_DATE=YYYYMMDD", "commit": "--repo_env=ML_WHEEL_GIT_HASH=SHA"}[piece]
+        return {"date": "ci_build --wheel-date=YYYYMMDD", "commit": "ci_build --wheel-commit=SHA"}[piece]
+
+    def _suffixed(self, version: str, where: str) -> str:
+        """version with the suffix appended; SpecError, naming the variable, unless canonical."""
+        text = version + self.suffix.replace("-", "")
+        if not _canonical(text):
+            try:
+                hint = f" (packaging writes it {pep440.Version(text)})"
+            except pep440.InvalidVersion:
+                hint = ""
+            raise SpecError(f"ML_WHEEL_VERSION_SUFFIX {self.suffix!r} goes {where} and makes {text!r}, which is not a "
+                            f"canonical PEP 440 version{hint}: give a suffix that is, e.g. rc1 "
+                            "(--repo_env=ML_WHEEL_VERSION_SUFFIX=rc1), or unset it")
+        return text
 
     def pep440(self) -> str:
         """The version string, canonical; SpecError names the flag to fix when a piece is missing or bad.
@@ -141,30 +175,42 @@ class Version:
         # X.Y.Z alone and canonical: no leading zeros, no epoch, pre, post, dev or local part.
         if len(release) != 3 or ".".join(map(str, release)) != self.base:
             raise SpecError(f"version {self.base!r} is not X.Y.Z (ci_build --wheel-version=X.Y.Z, or --//wheel:version)")
+        if self.kind not in KINDS:
+            raise SpecError(f"wheel kind {self.kind!r} is not one of {', '.join(KINDS)}")
         version = self.base
+        if self.kind == "release" and self.suffix:
+            version = self._suffixed(version, "after X.Y.Z of a release")
         if self.post:  # PEP 440 order: X.Y.Z.postN.devM
             version += f".post{self.post}"
             if not _canonical(version):
                 raise SpecError(f"post release {self.post!r} is not a whole number (ci_build --wheel-post-release=N, N >= 1)")
-        if self.kind in ("nightly", "dev"):
+        if self.kind in ("nightly", "dev") or (self.kind == "custom" and self.date):
             version += ".dev" + self.date
             if not (_DATE.match(self.date) and _canonical(version)):  # a date with a leading zero is not canonical
                 raise SpecError(
-                    f"a {self.kind} wheel needs its date as YYYYMMDD, got {self.date!r} (ci_build --wheel-date=YYYYMMDD)")
-        elif self.kind != "release":
-            raise SpecError(f"wheel kind {self.kind!r} is not one of release, nightly, dev")
+                    f"a {self.kind} wheel needs its date as YYYYMMDD, got {self.date!r} ({self._how_to_set('date')})")
+        elif self.kind == "snapshot":
+            version += ".dev0"
         local = []
-        if self.kind == "dev":
+        if self.kind == "dev" or (self.kind == "custom" and self.commit):
             commit = self.commit.lower()
             if not _COMMIT.match(commit):
                 raise SpecError(
-                    f"a dev wheel needs the git commit it was built from, got {self.commit!r} (ci_build --wheel-commit=SHA)")
-            local.append("g" + commit[:7])
+                    f"a {self.kind} wheel names the git commit it was built from (7 to 40 hex digits), got "
+                    f"{self.commit!r} ({self._how_to_set('commit')})")
+            # JAX's hash drops leading zeros: a normalizer would, and the file name would then differ.
+            local.append(("g" + commit[:7]) if self.kind == "dev" else (commit.lstrip("0")[:9] or "0"))
+            if self.suffix:
+                local[-1] = self._suffixed(f"{version}+{local[-1]}", "after the git hash").split("+", 1)[1]
+        elif self.kind == "custom" and self.suffix:
+            version = self._suffixed(version, "after the date of a custom version without a hash")
+        if self.kind == "snapshot":
+            local.append("selfbuilt")
         if self.local:
             local.append(self.local.lower())
         if local:
             version += "+" + ".".join(local)
-            if not _canonical(version):  # g<commit> always is canonical: the local version is at fault
+            if not _canonical(version):  # the rest always is canonical: the local version is at fault
                 raise SpecError(f"local version {self.local!r} is not dot-separated letters and digits in canonical form "
                                 "(PEP 440: no empty parts, no leading zeros); wheel.bzl makes it rocm<the toolkit's version> "
                                 "(ci_build --no-rocm-version-extra leaves it out)")
