@@ -93,7 +93,7 @@ def test_rocms_release_command_builds_wheels_for_the_familys_targets(tarballs, t
         info = build_info(wheel)
         assert info["amdgpu_targets"] == [target] and info["rocm_therock_family"] == family, (wheel.name, info)
         assert (info["rocm_package_version"], info["rocm_layout"]) == (VERSION, "therock")
-        assert info["rocm_source"] == f"TheRock file://{tarball}"
+        assert info["rocm_source"] == f"THEROCK_URL=file://{tarball}"
     assert device_targets(wheels[1], tmp_path / "unzipped") == [target]  # what the FFI modules really carry
 
 

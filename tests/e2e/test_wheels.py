@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, require_jax_tree, sandbox
+from tests.conftest import CHECKOUT, require_jax_tree, sandbox, sandbox_binds
 
 pytestmark = pytest.mark.e2e
 
@@ -203,6 +203,30 @@ def test_a_wheel_with_stand_ins_says_so_in_its_description(wheels, jax_kind):
             stand_ins = meta.split("## Stand-ins inside", 1)[1]
             assert "`_triton." in stand_ins
             assert ("`_prng." in stand_ins) == (jax_kind == "examples"), stand_ins
+
+
+def test_jaxs_release_spelling_gives_the_wheels_ci_build_gives(built, jax_kind):
+    """JAX's CI and TheRock's JAX pipeline type `bazel build --config=rocm_release_wheel
+    --repo_env=ML_WHEEL_TYPE=release`: with the same sources (the stand-ins' overrides, typed as
+    upstream types them) it gives the version and build_info.json of ci_build's release wheels
+    (mostly from the action cache, after the main job)."""
+    wheels, _ = built
+    tree = real_tree(jax_kind) or CHECKOUT / "examples" / "jax"
+    flags = ["--config=rocm_release_wheel", "--repo_env=ML_WHEEL_TYPE=release",
+             f"--override_repository=jax={tree}", f"--override_repository=xla={CHECKOUT / 'examples' / 'xla'}"]
+    binds = sandbox_binds(tree)
+    sandbox("run", *binds, "--", "bazel", "build", *flags, "//:jax_rocm_wheels", cwd=CHECKOUT)
+    outputs = sandbox("run", *binds, "--", "bazel", "cquery", *flags, "--output=files", "//:jax_rocm_wheels", cwd=CHECKOUT).stdout.split()
+    assert len(outputs) == 2, outputs
+    by_kind = {(w.name.split("-")[0], w.name.split("-")[2]): w for w in wheels}
+    for output in outputs:
+        bazels = CHECKOUT / output
+        name, version, python = bazels.name.split("-")[:3]
+        ci_builds = by_kind[(name, python)]
+        assert version == ci_builds.name.split("-")[1], (bazels.name, ci_builds.name)
+        with zipfile.ZipFile(bazels) as ours, zipfile.ZipFile(ci_builds) as theirs:
+            info = [n for n in ours.namelist() if n.endswith("/build_info.json")]
+            assert len(info) == 1 and json.loads(ours.read(info[0])) == json.loads(theirs.read(info[0])), name
 
 
 def test_release_wheels_with_stand_ins_are_refused_before_the_build(jax_kind, tmp_path):

@@ -94,7 +94,8 @@ def test_prefetch_selects_exactly_the_pinned_wheel_files():
 def test_every_spelling_of_an_override_becomes_the_canonical_name(tmp_path, spelling):
     args = ["build", "--config=rocm", spelling.format(d=tmp_path), "//:xla_rocm_plugin"]
     assert bazel_hook.translate(args, 7, Path("/")) == ["build", "--config=rocm", f"--override_repository=_main~sources~xla={tmp_path}",
-                                                        f"--repo_env=XLA_SOURCE_DIR={tmp_path}", "//:xla_rocm_plugin"]
+                                                        f"--repo_env=XLA_SOURCE_DIR={tmp_path}", "//:xla_rocm_plugin",
+                                                        f"{bazel_hook.RECORD}=xla"]
     assert bazel_hook.translate(args, 8, Path("/"))[2] == f"--override_repository=+sources+xla={tmp_path}"
 
 
@@ -104,7 +105,7 @@ def test_overrides_resolve_relative_paths_and_leave_the_rest_alone(tmp_path):
     assert bazel_hook.translate(args, 7, tmp_path) == [
         "build", f"--override_repository=_main~sources~xla={tmp_path / 'src' / 'xla'}",
         f"--repo_env=XLA_SOURCE_DIR={tmp_path / 'src' / 'xla'}", "--override_repository=zlib=/x",
-        "--", "--override_repository=xla=y"]
+        f"{bazel_hook.RECORD}=xla", "--", "--override_repository=xla=y"]
 
 
 def test_a_jax_override_names_the_tree_to_lay_out_not_a_repository_to_replace(tmp_path):
@@ -114,12 +115,26 @@ def test_a_jax_override_names_the_tree_to_lay_out_not_a_repository_to_replace(tm
     archive.write_bytes(b"")
     for spelling in ("jax=jax", "@jax=jax", "@@jax=jax"):
         assert bazel_hook.translate(["build", f"--override_repository={spelling}"], 7, tmp_path) == [
-            "build", f"--repo_env=JAX_SOURCE_DIR={tmp_path / 'jax'}"]
-    assert bazel_hook.translate(["build", "--override_repository", "jax=jax-src.tar.gz"], 8, tmp_path) == [
-        "build", f"--repo_env=JAX_SOURCE_DIR={archive}"]
+            "build", f"--repo_env=JAX_SOURCE_DIR={tmp_path / 'jax'}", f"{bazel_hook.RECORD}=jax"]
+    assert bazel_hook.translate(["query", "--override_repository", "jax=jax-src.tar.gz"], 8, tmp_path) == [
+        "query", f"--repo_env=JAX_SOURCE_DIR={archive}"]
     (tmp_path / "notes.txt").write_text("")
     with pytest.raises(bazel_hook.OverrideError, match="neither a directory nor an archive"):
         bazel_hook.translate(["build", "--override_repository=jax=notes.txt"], 7, tmp_path)
+
+
+def test_a_build_with_overrides_records_them_as_ci_build_does(tmp_path):
+    """build_info.json's source_overrides, which ci_build sets, follows from the overrides typed
+    to Bazel too (JAX's spelling of a build gives ci_build's wheels); query takes no build setting,
+    and a record the user sets is theirs."""
+    (tmp_path / "xla").mkdir()
+    (tmp_path / "jax").mkdir()
+    both = ["--override_repository=xla=xla", "--override_repository=@jax=jax", "--override_repository=zlib=/z"]
+    assert bazel_hook.translate(["--batch", "build", *both, "//:jax_rocm_wheels"], 7, tmp_path)[-1] == f"{bazel_hook.RECORD}=jax,xla"
+    assert not [a for a in bazel_hook.translate(["query", *both], 7, tmp_path) if a.startswith(bazel_hook.RECORD)]
+    own = ["build", *both, "--//wheel:source_overrides=xla"]
+    assert [a for a in bazel_hook.translate(own, 7, tmp_path) if "source_overrides" in a] == ["--//wheel:source_overrides=xla"]
+    assert bazel_hook.translate(["build", "--override_repository=zlib=/z"], 7, tmp_path) == ["build", "--override_repository=zlib=/z"]
 
 
 def test_a_missing_override_directory_fails_before_bazel_runs(tmp_path):
