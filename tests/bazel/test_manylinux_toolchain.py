@@ -26,9 +26,12 @@ pytestmark = pytest.mark.bazel
 # The real JAX tree when JAX_ROCM_TEST_JAX_TREE is set, else examples/jax.
 JAX_TREE = jax_tree_from_env() or EXAMPLES_JAX
 STAND_IN = JAX_TREE == EXAMPLES_JAX
+# What the release wheels are built with (ci_build dist_wheels, JAX's rocm_release_wheel), so
+# that this build takes the main job's actions from the shared action cache: with fastbuild
+# and one target it compiled Zig's runtime and the host C++ again, and took over 30 minutes
+# on a loaded CI machine.
 FLAGS = (
-    "--config=gfx942",
-    "--config=manylinux_2_28",
+    "--config=rocm_release_wheel",
     f"--override_repository=jax={JAX_TREE}",
     f"--override_repository=xla={CHECKOUT}/examples/xla",
     "--output_groups=+default,+hip_objects",
