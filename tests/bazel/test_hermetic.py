@@ -36,7 +36,10 @@ pytestmark = pytest.mark.bazel
 # workspace. So a path baked in where the action key does not show it (the compiler resolving
 # its own location, say) makes the replay's outputs differ instead of hiding behind a hit.
 # On a hit Bazel 7 keeps a compile's .d file in memory unless told otherwise; the replay compares it.
-COMMON = ("--config=manylinux_2_28", "--config=gfx942", "--materialize_param_files", "--noexperimental_inmemory_dotd_files")
+# The release configs (rocm_release_wheel: what the wheels ship with), so that Zig's runtime and
+# what else the main job built come from the shared action cache instead of a fastbuild graph
+# of this test's own; gfx942 alone keeps the HIP compiles few.
+COMMON = ("--config=rocm_release_wheel", "--config=gfx942", "--materialize_param_files", "--noexperimental_inmemory_dotd_files")
 FLAGS = (*COMMON, "--modify_execution_info=^(CppLink|CppArchive)$=+no-cache")
 BUILD_FLAGS = " ".join(map(shlex.quote, FLAGS))  # for `sh -c`
 # The TheRock builds compare objects compiled from two toolkits: a hit would hand the second
