@@ -71,9 +71,10 @@ def python_versions(value: str) -> str:
     return ",".join(versions)
 
 
-def sha256(value: str) -> str:
+def sha256(value: str, name: str = "--therock-sha256", where: str = "") -> str:
+    """A sha256 given as `name` (a flag, or a variable `where` says the origin of), lower-cased."""
     if not _SHA256.match(value.lower()):
-        raise InputError(f"--therock-sha256={value} is not a sha256 (64 hexadecimal digits, as `sha256sum FILE` prints)")
+        raise InputError(f"{name}={value}{where} is not a sha256 (64 hexadecimal digits, as `sha256sum FILE` prints)")
     return value.lower()
 
 

@@ -17,7 +17,6 @@ import argparse
 import dataclasses
 import functools
 import os
-import re
 import sys
 import urllib.parse
 from collections.abc import Mapping
@@ -63,7 +62,6 @@ def toolkit_binds(path: Path) -> tuple[str, ...]:
 # XLA's names of a toolkit other than ROCM_PATH, with their qualifiers, in XLA's order: passed
 # on to the repository rule as --repo_env (the sandbox passes no arbitrary environment).
 XLA_NAMES = tuple(n for s in toolkit_sources.XLA_PRECEDENCE if s.name != "ROCM_PATH" for n in (s.name, *s.qualifiers))
-_SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
 
 
 def rocm_source(rocm_path: str | None, therock_path: str | None, therock_sha256: str | None,
@@ -127,9 +125,7 @@ def xla_source(xla: Mapping[str, str], host: bool = False) -> RocmSource:
             raise inputs.InputError(f"ROCM_DISTRO_URL={url} (from the environment) needs ROCM_DISTRO_HASH, the "
                                     "tarball's sha256 (XLA requires it; an unverified toolkit is refused): export "
                                     "ROCM_DISTRO_HASH=$(sha256sum TARBALL | cut -d' ' -f1), or use --therock-path")
-        if not _SHA256.match(sha256):
-            raise inputs.InputError(f"ROCM_DISTRO_HASH={sha256} (from the environment) is not a sha256 (64 hexadecimal "
-                                    "digits, as `sha256sum FILE` prints)")
+        inputs.sha256(sha256, "ROCM_DISTRO_HASH", " (from the environment)")
         try:
             toolkit_sources.parse_links(values.get("ROCM_DISTRO_LINKS", ""))
         except toolkit_sources.SourceError as e:
