@@ -12,7 +12,10 @@ test_therock_release.py (a TheRock-layout tarball toolkit, the manylinux_2_28 to
 Python): the finder, the build, the audit and the tag all on "their" machine. The shared action
 cache is off for that run (JAX_ROCM_ACTION_CACHE=off): every action of the host-mode build
 executes, so its bytes are its own. The sandboxed build, the reference, takes what the shared
-cache holds (results of earlier sandboxed builds of the same actions).
+cache holds (results of earlier sandboxed builds of the same actions, in other checkouts).
+This is also the default tier's proof that two checkouts build byte-identical wheels: the
+host-mode build executes every action in a copy of the checkout, under another user and output
+root (tests/e2e/test_wheels.py repeats it for JAX's own kernels where a real JAX tree is given).
 """
 
 from __future__ import annotations

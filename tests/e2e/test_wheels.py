@@ -371,7 +371,14 @@ def test_wheel_metadata_passes_the_standard_checkers(wheels, tmp_path):
 
 
 def test_two_builds_from_different_checkouts_are_byte_identical(wheels, jax_kind, scratch_checkout, tmp_path):
-    # From the copy, JAX's modules come from the copy's examples/jax (or the same real tree).
+    if jax_kind == "examples":
+        # A cold build of the stand-ins (11 minutes on CI's two cores) would repeat what
+        # tests/bazel/test_host_mode.py proves: its host-mode build executes every action in
+        # another checkout, as another user, and must give the sandboxed build's wheels byte
+        # for byte (the release toolchain, a tarball toolkit in the inputs: the harder case).
+        pytest.skip("examples: cross-checkout reproducibility is test_host_mode's cold build; "
+                    "this test proves it for JAX's own kernels (JAX_ROCM_TEST_JAX_TREE)")
+    # From the copy, JAX's modules come from the same real tree.
     # Real execution: hits in the shared action cache (tools/sandbox.py's) would hand the copy the
     # first build's outputs and make this comparison vacuous.
     no_cache = dict(os.environ, JAX_ROCM_ACTION_CACHE="off")
