@@ -114,3 +114,20 @@ amdgpu_targets_flag = rule(
     build_setting = config.string_list(flag = True),
     doc = "A comma-separated list of amdgpu targets, validated against the configured clang at analysis.",
 )
+
+def narrow_amdgpu_targets(flag_targets, requested):
+    """(targets, error or None): a rule's amdgpu_targets narrowing --//rocm:amdgpu_targets, as
+    rules_cuda's archs does. Empty: the flag's targets. Otherwise those of the flag's targets
+    (in the flag's order) that `requested` names, by name or by processor (gfx90a names
+    gfx90a:xnack-): a library meant for some GPUs builds in any build that includes one of
+    them, and never for a target the build's build_info.json does not list."""
+    wanted = split_amdgpu_targets(requested)
+    if not wanted:
+        return flag_targets, None
+    targets = [t for t in flag_targets if t in wanted or t.split(":")[0] in wanted]
+    if not targets:
+        return [], "none of %s is among the build's targets (--//rocm:amdgpu_targets=%s); add one to the flag (build/ci_build --amdgpu-targets=...), or leave this library out of this build" % (
+            ", ".join(wanted),
+            ",".join(flag_targets),
+        )
+    return targets, None

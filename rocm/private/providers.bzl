@@ -11,6 +11,8 @@ RocmToolchainInfo = provider(
         "toolkit_in_inputs": "True when the toolkit lies in Bazel's external repositories (a TheRock tarball): clang, " +
                              "its tools, resource headers and device libraries are action inputs, by relative paths.",
         "files": "depset of the toolkit's compiler files (clang, device libraries ...): inputs of every HIP compile.",
+        "offload_bundler": "clang-offload-bundler beside clang (a File or an absolute path, as `clang`); None where the " +
+                           "toolkit lacks it, and each HIP source then compiles in one action (actions/hip_compile.bzl).",
         "clang_version": "clang's version, e.g. '22.1.8'.",
         "rocm_path": "The toolkit root passed as --rocm-path (exec-root-relative with toolkit_in_inputs).",
         "device_libs_path": "The amdgcn bitcode directory passed as --rocm-device-lib-path.",

@@ -13,6 +13,8 @@ load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain", "use_c
 load("@rules_cc//cc/common:cc_common.bzl", "cc_common")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("//toolchains/manylinux:hip_libc.bzl", "HipHostLibcInfo")
+load(":actions/hip_compile.bzl", "hip_common_args", "hip_compile", "splits", "target_flags_in")
+load(":amdgpu_targets.bzl", "narrow_amdgpu_targets")
 load(":providers.bzl", "AmdgpuTargetsInfo")
 
 ROCM_TOOLCHAIN_TYPE = "//rocm:toolchain_type"
@@ -27,41 +29,6 @@ def _opt_flags(ctx):
     if mode == "dbg":
         return ["-O0", "-g"]
     return []  # fastbuild: host -O0; clang compiles HIP device code at -O3 unless told otherwise
-
-def hip_compile_args(toolchain, targets, compress, compilation_context, local_defines, copts, src, out, unit):
-    """The clang command line of one HIP compile (without the executable). `unit` names the
-    compilation unit: the same source compiled by two targets (XLA's 30 hipCUB sort kernels,
-    one per -D) are two units whose device symbols must not meet at link time."""
-    args = ["-x", "hip", "-std=c++17", "-fPIC", "-c", src.path, "-o", out.path]
-    args += ["--offload-arch=" + t for t in targets]
-    if compress:
-        args.append("--offload-compress")
-    args += [
-        "--rocm-path=" + toolchain.rocm_path,
-        "--rocm-device-lib-path=" + toolchain.device_libs_path,
-    ]
-    if toolchain.hip_version:
-        # The finder read HIP's version exactly; left to itself, clang guesses it from the
-        # toolkit's files (share/hip/version) and, where that file is missing, assumes an old
-        # HIP whose headers then miss device overloads JAX's kernels call.
-        args.append("--hip-version=" + toolchain.hip_version)
-    args += [
-        # Objects must not depend on where the execroot is: local and remote builds are byte-identical.
-        "-ffile-compilation-dir=.",
-        # clang names a HIP compilation unit (CUID, in device symbol names) by hashing its
-        # command line, which may hold the toolkit's absolute path: name it by the source
-        # instead, so that device code is the same from any toolkit location.
-        "-cuid=%x" % (hash(unit) & 0xffffffff),
-    ]
-    args += ["-D" + d for d in compilation_context.defines.to_list()]
-
-    # Not from the merged context: merging drops local_defines (they are not for dependents).
-    args += ["-D" + d for d in local_defines]
-    args += ["-iquote" + d for d in compilation_context.quote_includes.to_list()]
-    args += ["-I" + d for d in compilation_context.includes.to_list()]
-    args += ["-isystem" + d for d in compilation_context.system_includes.to_list()]
-    args += copts
-    return args
 
 def _object_name(ctx, src):
     # Under the target's name (two targets may compile one source), keep the source's
@@ -79,7 +46,9 @@ def _rocm_library_impl(ctx):
     toolchain = ctx.toolchains[ROCM_TOOLCHAIN_TYPE].rocm
     if not toolchain.configured:
         fail("%s compiles HIP, but ROCm is not configured: %s" % (ctx.label, toolchain.unconfigured_message))
-    targets = ctx.attr._amdgpu_targets[AmdgpuTargetsInfo].targets
+    targets, error = narrow_amdgpu_targets(ctx.attr._amdgpu_targets[AmdgpuTargetsInfo].targets, ctx.attr.amdgpu_targets)
+    if error:
+        fail("%s: amdgpu_targets = %s: %s" % (ctx.label, ctx.attr.amdgpu_targets, error))
     compress = ctx.attr._offload_compress[BuildSettingInfo].value
 
     private_headers = [f for f in ctx.files.srcs if any([f.basename.endswith(e) for e in _HEADER_EXTENSIONS])]
@@ -99,40 +68,36 @@ def _rocm_library_impl(ctx):
     compilation_context = cc_common.merge_compilation_contexts(
         compilation_contexts = [own_context] + [i.compilation_context for i in dep_infos],
     )
-    copts = _opt_flags(ctx) + ctx.attr._copts[BuildSettingInfo].value + [ctx.expand_make_variables("copts", c, {}) for c in ctx.attr.copts]
+    own_copts = [ctx.expand_make_variables("copts", c, {}) for c in ctx.attr.copts]
+    global_copts = ctx.attr._copts[BuildSettingInfo].value
+    for where, flags in (("copts", own_copts), ("--//rocm:copts", global_copts)):
+        if target_flags_in(flags):
+            fail("%s: %s name amdgpu targets (%s): the targets come from --//rocm:amdgpu_targets (build/ci_build --amdgpu-targets), narrowed by this rule's amdgpu_targets attribute, so that build_info.json lists what the modules hold; remove them from %s" % (
+                ctx.label,
+                where,
+                " ".join(target_flags_in(flags)),
+                where,
+            ))
+    copts = _opt_flags(ctx) + global_copts + own_copts
 
     # The host toolchain's libc and C++ library headers (--config=manylinux_2_28: glibc
     # 2.28 and Zig's libc++), so that HIP objects link with host objects as one.
     host_libc = ctx.attr._host_libc[HipHostLibcInfo]
     copts = copts + host_libc.copts
 
+    # The toolkit's compiler files and the host libc headers are inputs: with a TheRock
+    # tarball and --config=manylinux_2_28 the actions read nothing outside their inputs but
+    # the OS (tests/bazel/test_hermetic.py).
+    compile_inputs = depset([toolchain.config_file], transitive = [compilation_context.headers, toolchain.files, host_libc.files])
+    split = ctx.attr._per_target[BuildSettingInfo].value and splits(toolchain, copts)
     objects = []
     for src in ctx.files.srcs:
         if any([src.basename.endswith(e) for e in _HEADER_EXTENSIONS]):
             continue
         out = ctx.actions.declare_file(_object_name(ctx, src))
-        ctx.actions.run(
-            executable = toolchain.clang,
-            arguments = hip_compile_args(
-                toolchain,
-                targets,
-                compress,
-                compilation_context,
-                ctx.attr.local_defines,
-                copts,
-                src,
-                out,
-                unit = "%s %s" % (ctx.label.name, src.short_path),
-            ),
-            # The toolkit's compiler files and the host libc headers are inputs: with a TheRock
-            # tarball and --config=manylinux_2_28 the action reads nothing outside its inputs
-            # but the OS (tests/bazel/test_hermetic.py).
-            inputs = depset([src, toolchain.config_file], transitive = [compilation_context.headers, toolchain.files, host_libc.files]),
-            outputs = [out],
-            mnemonic = "HipCompile",
-            progress_message = "Compiling HIP %s for %s" % (src.short_path, ",".join(targets)),
-            env = {"PATH": "/usr/bin:/bin"},
-        )
+        unit = "%s %s" % (ctx.label.name, src.short_path)
+        common = hip_common_args(toolchain, unit, compilation_context, ctx.attr.local_defines, copts)
+        hip_compile(ctx, toolchain, src, out, targets, compress, common, split, compile_inputs)
         objects.append(out)
 
     cc_toolchain = find_cpp_toolchain(ctx)
@@ -198,8 +163,10 @@ rocm_library = rule(
         "linkopts": attr.string_list(doc = "Linker flags dependents link with."),
         "alwayslink": attr.bool(doc = "Link every object even if unreferenced (kernels registered only by constructors)."),
         "linkstatic": attr.bool(default = True, doc = "cc_library's attribute, which XLA passes: a rocm_library is a static archive whatever its value (no shared library is made)."),
+        "amdgpu_targets": attr.string_list(doc = "Compile for these of --//rocm:amdgpu_targets only (as rules_cuda's archs narrows its flag); empty: all of them. A target the flag does not list is refused: build_info.json records the flag's list."),
         "_amdgpu_targets": attr.label(default = "//rocm:amdgpu_targets", providers = [AmdgpuTargetsInfo]),
         "_offload_compress": attr.label(default = "//rocm:offload_compress"),
+        "_per_target": attr.label(default = "//rocm:hip_compile_per_target"),
         "_copts": attr.label(default = "//rocm:copts"),
         "_cc_toolchain": attr.label(default = "@bazel_tools//tools/cpp:current_cc_toolchain"),
         "_host_libc": attr.label(default = "//toolchains/manylinux:hip_libc", providers = [HipHostLibcInfo]),

@@ -351,6 +351,9 @@ class RocmConfig:
     hip_version_number: int  # HIP_VERSION's encoding (hip_version_number)
     clang_path: str
     clang_version: str | None
+    # clang-offload-bundler beside clang: what lets a HIP compile be split into one action per
+    # target and a bundle (rocm/private/actions/hip_compile.bzl); None where the toolkit lacks it.
+    offload_bundler_path: str | None
     hipcc_path: str | None
     device_libs_path: str
     amdgpu_targets_supported: list[str]
@@ -633,6 +636,12 @@ def find_clang(layout: Layout) -> tuple[Path, str | None, list[str]]:
     )
 
 
+def find_offload_bundler(clang: Path) -> str | None:
+    """The clang-offload-bundler clang runs for a HIP compile: the one in clang's own folder."""
+    bundler = clang.parent / "clang-offload-bundler"
+    return str(bundler) if os.access(bundler, os.X_OK) else None
+
+
 def find_device_libs(layout: Layout, clang: Path) -> Path:
     llvm = clang.parent.parent
     candidates = [layout.root / "lib/llvm/amdgcn/bitcode", layout.root / "amdgcn/bitcode", llvm / "amdgcn/bitcode"]
@@ -682,6 +691,7 @@ def find_rocm_config(root: Path) -> RocmConfig:
         hip_version_number=hip_version_number(hip),
         clang_path=str(clang),
         clang_version=clang_ver,
+        offload_bundler_path=find_offload_bundler(clang),
         hipcc_path=str(hipcc) if hipcc else None,
         device_libs_path=str(find_device_libs(layout, clang)),
         amdgpu_targets_supported=targets,
@@ -728,6 +738,7 @@ def format_text(config: RocmConfig) -> str:
         f"  version number  {config.rocm_version_number}   (from {config.rocm_version_source})",
         f"  HIP             {config.hip_version}",
         f"  clang           {config.clang_version} at {config.clang_path}",
+        f"  offload bundler {config.offload_bundler_path or '(none: each HIP source compiles in one action)'}",
         f"  hipcc           {config.hipcc_path}",
         f"  device libs     {config.device_libs_path}",
         f"  amdgpu targets  {' '.join(config.amdgpu_targets_supported)}",

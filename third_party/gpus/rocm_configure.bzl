@@ -441,6 +441,9 @@ def _write_root_package(rctx, config, in_inputs):
         "%{rocm_path}": config["rocm_toolkit_path"],
         "%{aliases}": _root_aliases(rctx, named),
         "%{clang}": repr(config["clang_path"]),
+        "%{offload_bundler}": repr(config["offload_bundler_path"] or ""),
+        # rocm/llvm/bin/ links the bundler where the toolkit is in the inputs (_hip_compiler_files).
+        "%{offload_bundler_file}": repr("//rocm:llvm/bin/clang-offload-bundler") if in_inputs and config["offload_bundler_path"] else "None",
         "%{toolkit_in_inputs}": repr(in_inputs),
         "%{clang_version}": repr(config["clang_version"] or ""),
         "%{hip_version}": repr(config["hip_version"] or ""),

@@ -1,7 +1,8 @@
 """Unit tests of rocm/private's pure functions (bazel_skylib's unittest): `bazel test //rocm/private/tests:all`; beside the code, as //rocm/private may only be loaded from //rocm."""
 
 load("@bazel_skylib//lib:unittest.bzl", "asserts", "unittest")
-load("//rocm/private:amdgpu_targets.bzl", "check_amdgpu_targets", "split_amdgpu_targets")
+load("//rocm/private:actions/hip_compile.bzl", "bundle_args", "bundle_order", "device_compile_args", "host_compile_args", "splits", "target_flags_in", "whole_compile_args")
+load("//rocm/private:amdgpu_targets.bzl", "check_amdgpu_targets", "narrow_amdgpu_targets", "split_amdgpu_targets")
 load("//rocm/private:runpath.bzl", "link_only_runpath", "runpath_linkopts", "system_runpath")
 
 _SUPPORTED = ["gfx908", "gfx90a", "gfx942", "gfx950", "gfx1100", "gfx9-4-generic"]
@@ -73,5 +74,60 @@ def _runpath_test_impl(ctx):
 
 runpath_test = unittest.make(_runpath_test_impl)
 
+def _narrow_test_impl(ctx):
+    env = unittest.begin(ctx)
+    flag = ["gfx942", "gfx90a:xnack-", "gfx1100"]
+    asserts.equals(env, (flag, None), narrow_amdgpu_targets(flag, []))
+
+    # The flag's order and spelling; a processor names its feature variants.
+    asserts.equals(env, (["gfx90a:xnack-", "gfx1100"], None), narrow_amdgpu_targets(flag, ["gfx1100", "gfx90a"]))
+    asserts.equals(env, (["gfx942"], None), narrow_amdgpu_targets(flag, "gfx942,gfx950"))
+    targets, error = narrow_amdgpu_targets(flag, ["gfx950"])
+    asserts.equals(env, [], targets)
+    asserts.true(env, "none of gfx950 is among the build's targets (--//rocm:amdgpu_targets=gfx942,gfx90a:xnack-,gfx1100)" in error, error)
+    return unittest.end(env)
+
+narrow_test = unittest.make(_narrow_test_impl)
+
+def _hip_compile_args_test_impl(ctx):
+    env = unittest.begin(ctx)
+    common = ["--rocm-path=/r", "-cuid=1"]
+
+    # What clang's own pipeline runs (clang -###): the bundle lists the targets sorted, after an
+    # empty host entry, and is compressed once.
+    asserts.equals(env, ["gfx1100", "gfx90a", "gfx942"], bundle_order(["gfx942", "gfx90a", "gfx1100"]))
+    asserts.equals(env, [
+        "-type=o",
+        "-bundle-align=4096",
+        "-targets=host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx90a,hipv4-amdgcn-amd-amdhsa--gfx942",
+        "-input=/dev/null",
+        "-input=a.gfx90a.hsaco",
+        "-input=a.gfx942.hsaco",
+        "-output=a.hipfb",
+        "--compress",
+    ], bundle_args([("gfx90a", "a.gfx90a.hsaco"), ("gfx942", "a.gfx942.hsaco")], True, "a.hipfb"))
+    asserts.false(env, "--compress" in bundle_args([("gfx942", "x")], False, "o"))
+
+    device = device_compile_args(common, "gfx942", "k.hip", "k.gfx942.hsaco")
+    asserts.true(env, "--cuda-device-only" in device and "--no-gpu-bundle-output" in device)
+    asserts.equals(env, ["--offload-arch=gfx942"], [a for a in device if a.startswith("--offload-arch")])
+    asserts.equals(env, common, device[-2:])
+    host = host_compile_args(common, ["gfx942", "gfx90a"], "k.hipfb", "k.hip", "k.o")
+    asserts.true(env, "--cuda-host-only" in host)
+    asserts.equals(env, ["-Xclang", "-fcuda-include-gpubinary", "-Xclang", "k.hipfb"], host[host.index("-fcuda-include-gpubinary") - 1:][:4])
+    whole = whole_compile_args(common, ["gfx942", "gfx90a"], True, "k.hip", "k.o")
+    asserts.equals(env, ["--offload-arch=gfx942", "--offload-arch=gfx90a", "--offload-compress"], whole[8:11])
+
+    # A toolkit without the bundler, or relocatable device code: one action per source.
+    with_bundler = struct(offload_bundler = "/usr/bin/clang-offload-bundler")
+    asserts.true(env, splits(with_bundler, ["-O3"]))
+    asserts.false(env, splits(with_bundler, ["-fgpu-rdc"]))
+    asserts.false(env, splits(struct(offload_bundler = None), []))
+
+    asserts.equals(env, ["--offload-arch=gfx942", "--cuda-gpu-arch=gfx90a"], target_flags_in(["-O3", "--offload-arch=gfx942", "--cuda-gpu-arch=gfx90a", "-DARCH=1"]))
+    return unittest.end(env)
+
+hip_compile_args_test = unittest.make(_hip_compile_args_test_impl)
+
 def rocm_private_test_suite(name):
-    unittest.suite(name, split_test, check_accepts_test, check_refuses_test, runpath_test)
+    unittest.suite(name, split_test, check_accepts_test, check_refuses_test, runpath_test, narrow_test, hip_compile_args_test)

@@ -16,6 +16,8 @@ rocm_toolchain(
     clang = %{clang},
     toolkit_in_inputs = %{toolkit_in_inputs},
     clang_file = "//rocm:llvm/bin/clang",
+    offload_bundler = %{offload_bundler},
+    offload_bundler_file = %{offload_bundler_file},
     compiler_files = "//rocm:hip_compiler_files",
     clang_version = %{clang_version},
     rocm_path = %{rocm_path_repr},

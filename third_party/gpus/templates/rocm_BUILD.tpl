@@ -10,7 +10,7 @@ load(":build_defs.bzl", "rocm_missing")
 
 package(default_visibility = ["//visibility:public"])
 
-exports_files(["build_defs.bzl", "rocm_config.h", "llvm/bin/clang"])
+exports_files(["build_defs.bzl", "rocm_config.h", "llvm/bin/clang", "llvm/bin/clang-offload-bundler"])
 
 bzl_library(
     name = "build_defs_bzl",
