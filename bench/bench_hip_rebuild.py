@@ -35,15 +35,19 @@ TARGET = "//tests/rocm/hip:libhip_kernels.so"
 EDITED = "tests/rocm/hip/scale.hip"
 
 
-def executed_mnemonics(log: Path) -> collections.Counter:
-    decoder, text, pos, counts = json.JSONDecoder(), log.read_text().strip(), 0, collections.Counter()
+def spawns(log: Path) -> list[dict]:
+    """The spawns of a --execution_log_json_file: JSON objects one after another."""
+    decoder, text, pos, out = json.JSONDecoder(), log.read_text().strip(), 0, []
     while pos < len(text):
         spawn, pos = decoder.raw_decode(text, pos)
+        out.append(spawn)
         while pos < len(text) and text[pos].isspace():
             pos += 1
-        if not spawn.get("cacheHit"):
-            counts[spawn.get("mnemonic", "?")] += 1
-    return counts
+    return out
+
+
+def executed_mnemonics(log: Path) -> collections.Counter:
+    return collections.Counter(s.get("mnemonic", "?") for s in spawns(log) if not s.get("cacheHit"))
 
 
 def inside(args: argparse.Namespace) -> int:

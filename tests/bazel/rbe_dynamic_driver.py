@@ -56,7 +56,7 @@ LOCAL_RUNNERS = {"linux-sandbox", "processwrapper-sandbox", "sandboxed", "local"
 REMOTE_RUNNERS = {"remote", "remote cache hit"}
 # What the race phase makes certain (see test_rbe_dynamic.py): HIP compiles cannot run
 # here, tests cannot run there. Every other action races and either side may win.
-FORCE_SIDES = "--modify_execution_info=HipCompile=+no-local,TestRunner=+no-remote-exec"
+FORCE_SIDES = "--modify_execution_info=Hip(Device)?Compile=+no-local,TestRunner=+no-remote-exec"
 
 
 def gate_build_file(gate_dir: Path) -> str:

@@ -2,8 +2,8 @@
 
 A copy of this checkout (a private output base; compiles may come from the shared action
 cache, links run) builds the HIP test library (rocm_library + cc_binary linkshared) and a C++
-test binary linking it, with an execution log; then tests/infra/isolated_replay.py reruns every HipCompile, CppCompile, CppLink,
-HipArchive and ZigRuntime spawn the way an isolating remote worker would: chroot'ed into
+test binary linking it, with an execution log; then tests/infra/isolated_replay.py reruns every HipDeviceCompile, HipBundle, HipCompile,
+CppCompile, CppLink, HipArchive and ZigRuntime spawn the way an isolating remote worker would: chroot'ed into
 a root holding only the spawn's inputs, the OS's /usr and /etc and a private /tmp (Bazel's
 own hermetic sandbox needs linux-sandbox, which the project's sandbox does not offer).
 * every replay succeeds, and gives Bazel's outputs byte for byte;
@@ -46,7 +46,8 @@ BUILD_FLAGS = " ".join(map(shlex.quote, FLAGS))  # for `sh -c`
 # build the first one's objects whenever the keys agree. Everything but Zig's runtime runs.
 REAL_BUILD_FLAGS = " ".join(map(shlex.quote, (*COMMON, "--modify_execution_info=^(?!ZigRuntime$).*=+no-cache")))
 TARGETS = ("//tests/rocm/hip:libhip_kernels.so", "//tests/rocm/hip:host_calls_kernel_test")
-MNEMONICS = ("HipCompile", "CppCompile", "CppLink", "HipArchive", "ZigRuntime")
+HIP_MNEMONICS = ("HipDeviceCompile", "HipBundle", "HipCompile")  # rocm/private/actions/hip_compile.bzl
+MNEMONICS = (*HIP_MNEMONICS, "CppCompile", "CppLink", "HipArchive", "ZigRuntime")
 BUILT = ("bazel-bin/tests/rocm/hip/libhip_kernels.so", "bazel-bin/tests/rocm/hip/host_calls_kernel_test")
 
 # What @zig_sdk's bin/cc was before it became hermetic: Zig by its absolute path in the
@@ -148,7 +149,7 @@ def therock(workspace) -> dict:
     config = json.loads(in_copy(copy, "cat \"$(bazel info output_base)\"/external/*~local_config_rocm/rocm_config.json"))
     rocm_config_h = in_copy(copy, "cat \"$(bazel info output_base)\"/external/*~local_config_rocm/rocm/rocm_config.h")
     return {"log": log, "config": config, "rocm_config_h": rocm_config_h, "tarball": tarball,
-            "report": replay(copy, log, mnemonics=("HipCompile",))}
+            "report": replay(copy, log, mnemonics=HIP_MNEMONICS)}
 
 
 OBJECTS = "find bazel-bin/tests/rocm/hip/_objs -name '*.o' | sort | xargs sha256sum"
@@ -176,7 +177,7 @@ def without_hip_version(therock, workspace) -> dict:
 
 def test_every_hip_compile_gets_the_finders_hip_version(therock):
     version = therock["config"]["hip_version"]
-    compiles = [s for s in therock["report"]["spawns"] if s["mnemonic"] == "HipCompile"]
+    compiles = [s for s in therock["report"]["spawns"] if s["mnemonic"] in ("HipDeviceCompile", "HipCompile")]
     assert version and compiles
     for s in compiles:
         assert f"--hip-version={version}" in s["argv"], s["argv"]
@@ -205,7 +206,7 @@ def test_no_input_of_a_therock_hip_compile_names_the_output_base(therock, worksp
     the RBE wheel proof missed the cache from a second checkout until the HIP compiles took
     hip_action_key.json instead."""
     execroot, marker = Path(workspace["execroot"]), workspace["output_base"].encode()
-    compiles = [s for s in therock["report"]["spawns"] if s["mnemonic"] == "HipCompile"]
+    compiles = therock["report"]["spawns"]
     naming = {i for s in compiles for i in s["inputs"]
               if (execroot / i).is_file() and (execroot / i).stat().st_size < 1 << 20 and marker in (execroot / i).read_bytes()}
     assert compiles and not naming, naming
@@ -213,12 +214,16 @@ def test_no_input_of_a_therock_hip_compile_names_the_output_base(therock, worksp
 
 def test_therock_toolkit_is_in_the_hip_compiles_inputs(therock):
     assert therock["config"]["toolkit_in_inputs"] is True and therock["config"]["layout"] == "therock"
-    compiles = [s for s in therock["report"]["spawns"] if s["mnemonic"] == "HipCompile"]
-    assert len(compiles) == 2
-    for s in compiles:
+    spawns = therock["report"]["spawns"]
+    # gfx942 alone: per source its device compile, the bundle, the host compile.
+    assert sorted(s["mnemonic"] for s in spawns) == sorted(HIP_MNEMONICS * 2), [s["mnemonic"] for s in spawns]
+    tool = {"HipDeviceCompile": "clang", "HipCompile": "clang", "HipBundle": "clang-offload-bundler"}
+    for s in spawns:
         inputs = s["inputs"]
-        assert any(i.startswith("external/") and i.endswith("local_config_rocm/rocm/llvm/bin/clang") for i in inputs), inputs
-        assert any(i.endswith("local_config_rocm/rocm/amdgcn/bitcode/ocml.bc") for i in inputs)
+        assert any(i.startswith("external/") and i.endswith("local_config_rocm/rocm/llvm/bin/" + tool[s["mnemonic"]])
+                   for i in inputs), (s["mnemonic"], inputs)
+        if s["mnemonic"] != "HipBundle":
+            assert any(i.endswith("local_config_rocm/rocm/amdgcn/bitcode/ocml.bc") for i in inputs)
         assert not s["leaks"], s["leaks"]
         assert s["exit"] == 0, s["stderr"]
         assert set(s["outputs"].values()) == {"identical"}, s["outputs"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from pathlib import Path
 
 import pytest
 
@@ -98,9 +99,45 @@ def test_changing_targets_recompiles_only_device_code_and_what_links_it(in_sandb
     )
     in_sandbox("sh", "-c", script)
     counts = bench.executed_mnemonics(log)
-    assert counts["HipCompile"] == 2 and counts["HipArchive"] == 1, counts
+    # Per source: gfx1100's device action alone (gfx942's is kept), the bundle, the host
+    # compile embedding it; then the archive.
+    assert counts["HipDeviceCompile"] == 2 and counts["HipBundle"] == 2 and counts["HipCompile"] == 2, counts
+    assert counts["HipArchive"] == 1, counts
+    device_outputs = [o for s in bench.spawns(log) if s.get("mnemonic") == "HipDeviceCompile" and not s.get("cacheHit")
+                      for o in s["actualOutputs"]]
+    assert sorted(Path(o["path"]).name for o in device_outputs) == ["saxpy.gfx1100.hsaco", "scale.gfx1100.hsaco"], device_outputs
     assert counts["CppLink"] == 1, counts  # the test binary; its host object is reused
     assert counts["CppCompile"] == 0, counts
+
+
+def test_per_target_actions_make_the_single_clang_runs_objects_byte_for_byte(in_sandbox):
+    """The split pipeline (device actions, bundle, host compile) against one clang run per source
+    (--//rocm:hip_compile_per_target=false), compressed as the release config does, with a
+    target feature (gfx90a:xnack-) and two sources compiled with their own -D."""
+    flags = "--config=rocm -c opt --//rocm:offload_compress --//rocm:amdgpu_targets=gfx942,gfx90a:xnack-,gfx1100"
+    objects = "bazel-bin/tests/rocm/hip/_objs/*/*.pic.o"
+    targets = "//tests/rocm/hip:kernels //tests/rocm/hip:typed_fill_f32 //tests/rocm/hip:typed_fill_s32"
+    script = (f"bazel build {flags} --output_groups=+hip_objects {targets} >/dev/null 2>&1 && sha256sum {objects} && "
+              f"bazel build {flags} --//rocm:hip_compile_per_target=false --output_groups=+hip_objects {targets} "
+              f">/dev/null 2>&1 && echo === && sha256sum {objects}")
+    split, whole = in_sandbox("sh", "-c", script).stdout.split("===")
+    assert len(split.split()) == 8, split  # four objects (name, digest)
+    assert split.split() == whole.split(), (split, whole)
+
+
+def test_amdgpu_targets_narrows_the_flag_and_copts_may_not_name_targets(in_sandbox):
+    narrowed = "bazel-bin/tests/rocm/hip/_objs/scale_gfx942_only/scale.pic.o"
+    script = (f"bazel build --config=rocm --//rocm:amdgpu_targets=gfx90a,gfx942 --output_groups=+hip_objects "
+              f"//tests/rocm/hip:scale_gfx942_only && python3 tools/fatbin.py --json {narrowed}")
+    assert json.loads(in_sandbox("sh", "-c", script).stdout)[narrowed]["targets"] == ["gfx942"]
+    outside = in_sandbox("bazel", "build", "--config=rocm", "--//rocm:amdgpu_targets=gfx90a", "//tests/rocm/hip:scale_gfx942_only",
+                         check=False)
+    assert outside.returncode != 0
+    assert "none of gfx942 is among the build's targets (--//rocm:amdgpu_targets=gfx90a)" in outside.stderr, outside.stderr[-2000:]
+    named = in_sandbox("bazel", "build", "--config=rocm", "//tests/rocm/hip:copts_naming_a_target", check=False)
+    assert named.returncode != 0
+    assert "copts name amdgpu targets (--offload-arch=gfx90a)" in named.stderr, named.stderr[-2000:]
+    assert "HipDeviceCompile" not in named.stderr and "Compiling HIP" not in named.stderr
 
 
 def test_host_cpp_and_python_call_the_kernels(in_sandbox):

@@ -31,8 +31,9 @@ def test_every_action_runs_remotely_including_hip_compiles(builds):
     local = builds["local"]
     assert sum(local["runners"]["HipCompile"].values()) == 2 and not any("remote" in r for r in runners(local)), local
     remote = builds["remote"]
-    # One HipCompile per .hip source (each compiles for both gfx90a and gfx942).
-    assert remote["runners"]["HipCompile"] == {"remote": 2}, remote
+    # Per .hip source: a device compile for each of gfx90a and gfx942, their bundle and the host compile.
+    assert remote["runners"]["HipDeviceCompile"] == {"remote": 4}, remote
+    assert remote["runners"]["HipBundle"] == {"remote": 2} and remote["runners"]["HipCompile"] == {"remote": 2}, remote
     assert runners(remote) == {"remote"}, remote
     assert re.search(r"\d+ remote\.$", remote["processes"]), remote["processes"]
 
@@ -41,6 +42,7 @@ def test_rebuild_after_clean_comes_from_the_remote_cache(builds):
     cached = builds["cached"]
     assert re.search(r"\d+ remote cache hit", cached["processes"]), cached["processes"]
     assert cached["runners"]["HipCompile"] == {"remote cache hit": 2}, cached
+    assert cached["runners"]["HipDeviceCompile"] == {"remote cache hit": 4}, cached
     assert runners(cached) == {"remote cache hit"}, cached
 
 

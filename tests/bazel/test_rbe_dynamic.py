@@ -14,7 +14,7 @@ So no assertion here depends on a race's outcome. Where a side matters, the test
 takes the other side away, through the execution requirements Bazel's dynamic
 strategy itself obeys (DynamicExecutionModule.getExecutionPolicy): `no-local` makes a
 spawn remote-only, `no-remote-exec` local-only. In the race phase
---modify_execution_info gives every HipCompile `no-local` and every test
+--modify_execution_info gives every HipCompile and HipDeviceCompile `no-local` and every test
 `no-remote-exec`, so the summary must show both remote and local spawns, and every
 test (under ci_single_gpu's GPU-slot wrapper) runs here. Every other action (host
 compiles, archives, links) races, and is only checked to have run on one side or the
@@ -69,8 +69,11 @@ def test_race_summary_shows_remote_and_local_spawns(builds):
 
 def test_race_hip_compiles_ran_remotely_and_tests_locally(builds):
     race = builds["race"]
-    # One HipCompile per .hip source; `no-local` left them only the remote side.
+    # Per .hip source its host compile and a device compile per target; `no-local` left them
+    # only the remote side (the bundles race like any other action).
     assert [s["runner"] for s in spawns(race, "HipCompile")] == ["remote", "remote"], race["spawns"]
+    device = spawns(race, "HipDeviceCompile")
+    assert device and {s["runner"] for s in device} == {"remote"}, race["spawns"]
     # TestRunner also names the spawns writing each test's test.xml; all ran here too.
     runner = spawns(race, "TestRunner")
     tests = [s for s in runner if not any(o.endswith("/test.xml") for o in s["outputs"])]
@@ -107,7 +110,7 @@ def test_stop_build_finishes_locally_after_the_cluster_is_stopped(builds):
     # After it, only this machine: Bazel's sandbox, or the remote branch's local fallback.
     after = [s for s in stop["spawns"] if any(re.search(r"/(gated|libgated_kernels|after_gate|gate\.txt)", o)
                                               for o in s["outputs"])]
-    assert {s["mnemonic"] for s in after} == {"Genrule", "HipCompile", "HipArchive", "CppLink"}, after
+    assert {s["mnemonic"] for s in after} == {"Genrule", "HipDeviceCompile", "HipBundle", "HipCompile", "HipArchive", "CppLink"}, after
     assert len(spawns(stop, "HipCompile", "/gated/")) == 2, stop["spawns"]
     assert {s["runner"] for s in after} <= LOCAL, after
 

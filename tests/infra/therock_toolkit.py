@@ -20,7 +20,8 @@ rm -f $r/include/hsa/hsa
 cp -a /usr/lib/x86_64-linux-gnu/libamdhip64.so* $r/lib/
 cp /usr/lib/llvm-22/lib/clang/22/amdgcn/bitcode/ocml.bc $r/lib/llvm/amdgcn/bitcode/
 printf '#!/bin/sh\nexec /usr/lib/llvm-22/bin/clang "$@"\n' > $r/lib/llvm/bin/clang; chmod +x $r/lib/llvm/bin/clang
-printf '#!/bin/sh\nexec /usr/lib/llvm-22/bin/clang-offload-bundler "$@"\n' > $r/lib/llvm/bin/clang-offload-bundler; chmod +x $r/lib/llvm/bin/clang-offload-bundler
+printf '#!/bin/sh\nexec /usr/lib/llvm-22/bin/clang-offload-bundler "$@"\n' \
+  > $r/lib/llvm/bin/clang-offload-bundler; chmod +x $r/lib/llvm/bin/clang-offload-bundler
 echo '{"the_rock_commit": "test-fixture", "rocm_version": "7.2.4", "rocm_package_version": "7.2.4a20261122"}' > $r/share/therock/therock_manifest.json
 echo '{"dist_amdgpu_targets": "gfx942;gfx950"}' > $r/share/therock/dist_info.json
 tar -C $d -czf "$1" therock
@@ -55,7 +56,8 @@ cp -a /usr/lib/x86_64-linux-gnu/libamdhip64.so* $r/lib/
 mkdir -p $r/share/hip && cp /usr/share/hip/version $r/share/hip/
 cp -a /usr/lib/llvm-22/lib/clang/22/amdgcn/bitcode $r/lib/llvm/amdgcn/
 printf '#!/bin/sh\nexec /usr/lib/llvm-22/bin/clang "$@"\n' > $r/lib/llvm/bin/clang; chmod +x $r/lib/llvm/bin/clang
-printf '#!/bin/sh\nexec /usr/lib/llvm-22/bin/clang-offload-bundler "$@"\n' > $r/lib/llvm/bin/clang-offload-bundler; chmod +x $r/lib/llvm/bin/clang-offload-bundler
+printf '#!/bin/sh\nexec /usr/lib/llvm-22/bin/clang-offload-bundler "$@"\n' \
+  > $r/lib/llvm/bin/clang-offload-bundler; chmod +x $r/lib/llvm/bin/clang-offload-bundler
 """
 MAKE_TARBALL = r"""
 set -e
