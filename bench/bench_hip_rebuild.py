@@ -7,8 +7,9 @@ Runs inside the sandbox (re-executing itself there) on a private copy of the
 workspace, so the checkout and its output base are untouched. Builds
 //tests/rocm/hip:libhip_kernels.so, and prints, each measured in this run:
   - full build: wall time and the actions executed, by mnemonic (the baseline);
-  - after changing one kernel file: actions executed (want HipCompile 1) and the
-    time as a ratio of the full build;
+  - after changing one kernel file: actions executed (want that source's alone: a
+    HipDeviceCompile per target, its HipBundle and HipCompile) and the time as a ratio of
+    the full build;
   - a no-op rebuild with the server warm: mean wall time (want well under 1 s) and
     its ratio to the full build.
 Executed actions come from --execution_log_json_file (cache hits excluded).
@@ -82,7 +83,8 @@ def inside(args: argparse.Namespace) -> int:
     print(f"targets {args.targets}; {TARGET}")
     print(f"full build (baseline):    {full:6.2f} s  executed: {show(full_counts)}")
     print(f"edit one kernel file:     {edit:6.2f} s  executed: {show(edit_counts)}  "
-          f"({edit / full:.2f}x of full; HipCompile {edit_counts['HipCompile']} of {full_counts['HipCompile']})")
+          f"({edit / full:.2f}x of full; HipCompile {edit_counts['HipCompile']} of {full_counts['HipCompile']}, "
+          f"HipDeviceCompile {edit_counts['HipDeviceCompile']} of {full_counts['HipDeviceCompile']})")
     print(f"no-op, warm server:       {noop:6.3f} s  mean of {args.noop_runs}  ({noop / full:.3f}x of full; want < 1 s)")
     return 0
 

@@ -40,7 +40,7 @@ MAIN_JOB = ["build/ci_build", "--sources=examples", "dist_wheels", "--allow-stan
 # Phases of the action time, by the action's target label (then mnemonic): first match wins.
 PHASES = (
     ("Zig's runtime (libc++, libunwind, glibc stubs)", lambda m, label: m == "ZigRuntime"),
-    ("HIP device code (JAX's kernels, 9 targets)", lambda m, label: m in ("HipCompile", "HipArchive")),
+    ("HIP device code (JAX's kernels, 9 targets)", lambda m, label: m in ("HipDeviceCompile", "HipBundle", "HipCompile", "HipArchive")),
     ("abseil, compiled from source", lambda m, label: "com_google_absl" in label),
     ("nanobind (once per Python)", lambda m, label: "nanobind" in label),
     ("links and RUNPATH stripping", lambda m, label: m in ("CppLink", "StripBuildTreeRunpath", "SolibSymlink")),
@@ -88,7 +88,8 @@ def read_profile(path: Path) -> tuple[dict[str, float], float]:
     for e in actions:
         args = e.get("args", {})
         seconds[phase_of(args.get("mnemonic", ""), args.get("target", ""))] += e["dur"] / 1e6
-    compiles = [e["ts"] for e in actions if e.get("args", {}).get("mnemonic") in ("CppCompile", "HipCompile", "ZigRuntime")]
+    compiling = ("CppCompile", "HipDeviceCompile", "HipCompile", "ZigRuntime")
+    compiles = [e["ts"] for e in actions if e.get("args", {}).get("mnemonic") in compiling]
     return dict(seconds), (min(compiles) / 1e6 if compiles else 0.0)
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, load_module
+from tests.conftest import CHECKOUT, load_module, sandbox, sandbox_binds
 
 pytestmark = pytest.mark.bazel
 
@@ -110,19 +111,45 @@ def test_changing_targets_recompiles_only_device_code_and_what_links_it(in_sandb
     assert counts["CppCompile"] == 0, counts
 
 
+# Compressed as the release config does, with a target feature and a target clang sorts
+# before the others (gfx1100 < gfx90a): the bundle's order must be clang's.
+SAME_OBJECTS_FLAGS = "--config=rocm -c opt --//rocm:offload_compress --//rocm:amdgpu_targets=gfx942,gfx90a:xnack-,gfx1100"
+
+
+def split_and_whole_digests(run, targets: str, objects: str, flags: str = "") -> tuple[list[str], list[str]]:
+    """sha256sum of `objects` built per target (the default), then by one clang run per source
+    (--//rocm:hip_compile_per_target=false), as two lists of (digest, name)."""
+    build = f"bazel build {SAME_OBJECTS_FLAGS} {flags} --output_groups=+hip_objects {targets}"
+    script = (f"{build} >/dev/null 2>&1 && sha256sum {objects} && "
+              f"{build} --//rocm:hip_compile_per_target=false >/dev/null 2>&1 && echo === && sha256sum {objects}")
+    split, whole = run("sh", "-c", script).stdout.split("===")
+    return split.split(), whole.split()
+
+
 def test_per_target_actions_make_the_single_clang_runs_objects_byte_for_byte(in_sandbox):
-    """The split pipeline (device actions, bundle, host compile) against one clang run per source
-    (--//rocm:hip_compile_per_target=false), compressed as the release config does, with a
-    target feature (gfx90a:xnack-) and two sources compiled with their own -D."""
-    flags = "--config=rocm -c opt --//rocm:offload_compress --//rocm:amdgpu_targets=gfx942,gfx90a:xnack-,gfx1100"
-    objects = "bazel-bin/tests/rocm/hip/_objs/*/*.pic.o"
-    targets = "//tests/rocm/hip:kernels //tests/rocm/hip:typed_fill_f32 //tests/rocm/hip:typed_fill_s32"
-    script = (f"bazel build {flags} --output_groups=+hip_objects {targets} >/dev/null 2>&1 && sha256sum {objects} && "
-              f"bazel build {flags} --//rocm:hip_compile_per_target=false --output_groups=+hip_objects {targets} "
-              f">/dev/null 2>&1 && echo === && sha256sum {objects}")
-    split, whole = in_sandbox("sh", "-c", script).stdout.split("===")
-    assert len(split.split()) == 8, split  # four objects (name, digest)
-    assert split.split() == whole.split(), (split, whole)
+    """Two sources, and one source compiled twice with its own -D."""
+    split, whole = split_and_whole_digests(
+        in_sandbox, "//tests/rocm/hip:kernels //tests/rocm/hip:typed_fill_f32 //tests/rocm/hip:typed_fill_s32",
+        "bazel-bin/tests/rocm/hip/_objs/*/*.pic.o")
+    assert len(split) == 8, split  # four objects (digest, name)
+    assert split == whole, (split, whole)
+
+
+# JAX's HIP libraries (jaxlib/rocm/BUILD.bazel's rocm_library targets).
+JAX_HIP_LIBRARIES = ("//jaxlib/rocm:hip_make_batch_pointers //jaxlib/rocm:hip_householder_kernels "
+                     "//jaxlib/rocm:hip_prng_kernels_impl //jaxlib/rocm:hip_linalg_kernels_impl")
+
+
+def test_jaxs_own_kernels_are_the_single_clang_runs_byte_for_byte(sandbox_root, jax_tree):
+    """Gated (JAX_ROCM_TEST_JAX_TREE): every HIP source of JAX's tree, split as above."""
+    flags = f"--override_repository=jax={jax_tree} --override_repository=xla={CHECKOUT}/examples/xla"
+
+    def run(*cmd: str) -> subprocess.CompletedProcess:
+        return sandbox("run", *sandbox_binds(jax_tree), "--", *cmd, cwd=CHECKOUT)
+
+    split, whole = split_and_whole_digests(run, JAX_HIP_LIBRARIES, "bazel-bin/jaxlib/rocm/_objs/*/*.pic.o", flags)
+    assert len(split) >= 8, split  # JAX 0.10.2: make_batch_pointers, householder, prng, linalg
+    assert split == whole, (split, whole)
 
 
 def test_amdgpu_targets_narrows_the_flag_and_copts_may_not_name_targets(in_sandbox):

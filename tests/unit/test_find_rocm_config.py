@@ -82,6 +82,7 @@ def make_multiarch(root: Path) -> Path:
     write(inc / "rocprim/rocprim_version.hpp",
           "#define ROCPRIM_VERSION_MAJOR 4\n#define ROCPRIM_VERSION_MINOR 2\n#define ROCPRIM_VERSION_PATCH 0\n")
     clang(root / "lib/llvm-22/bin/clang")
+    write(root / "lib/llvm-22/bin/clang-offload-bundler", "#!/bin/sh\n").chmod(0o755)
     write(root / "lib/llvm-22/lib/clang/22/amdgcn/bitcode/ocml.bc")
     clang(root / "lib/llvm-19/bin/clang", "19.1.0")
     return root
@@ -116,6 +117,7 @@ def test_multiarch_layout(tmp_path):
     assert config.rocm_version_source.endswith("rocm-core/rocm_version.h")
     assert config.hip_version == "7.2.53211"
     assert config.clang_path.endswith("lib/llvm-22/bin/clang") and config.clang_version == "22.1.8"
+    assert config.offload_bundler_path == str(tmp_path / "usr/lib/llvm-22/bin/clang-offload-bundler"), "clang's own, beside it"
     assert config.device_libs_path.endswith("lib/llvm-22/lib/clang/22/amdgcn/bitcode")
     assert config.amdgpu_targets_supported[:4] == ["gfx1100", "gfx90a", "gfx942", "gfx950"]
     assert "tahiti" not in config.amdgpu_targets_supported and "gfx9-4-generic" in config.amdgpu_targets_supported
@@ -440,7 +442,8 @@ def test_cli_json_has_the_promised_keys(tmp_path):
                           "--default-targets", "gfx942,gfx950"], capture_output=True, text=True, check=True).stdout
     data = json.loads(out)
     for key in ("rocm_toolkit_path", "layout", "rocm_version", "rocm_version_number", "hip_version", "hip_version_number",
-                "clang_path", "clang_version", "hipcc_path", "device_libs_path", "amdgpu_targets_supported", "libraries",
+                "clang_path", "clang_version", "offload_bundler_path",
+                "hipcc_path", "device_libs_path", "amdgpu_targets_supported", "libraries",
                 "amdgpu_targets", "amdgpu_targets_origin", "amdgpu_targets_note", "rocm_release", "rocm_major"):
         assert key in data
     assert data["therock_pip_families"] == list(finder.THEROCK_PIP_FAMILIES), "rocm/private/runpath.bzl's, as data"
@@ -698,3 +701,10 @@ def test_every_tarball_family_has_its_pip_package_on_the_runpath():
     every tarball family."""
     assert set(finder.THEROCK_FAMILIES) <= set(finder.THEROCK_PIP_FAMILIES)
     assert len(set(finder.THEROCK_PIP_FAMILIES)) == len(finder.THEROCK_PIP_FAMILIES), "a family twice on the RUNPATH"
+
+
+def test_a_toolkit_without_the_offload_bundler_reports_none(tmp_path):
+    """rocm_library then compiles each HIP source in one action (rocm/private/actions/hip_compile.bzl)."""
+    config = finder.find_rocm_config(make_opt_rocm(tmp_path / "opt/rocm"))
+    assert config.offload_bundler_path is None
+    assert "offload bundler (none: each HIP source compiles in one action)" in finder.format_text(config)
