@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: HIP device code per target (one action each, then a bundle) against one clang run per source.
 
-    python3 bench/bench_hip_per_target.py [--jax PATH] [--targets LIST] [--tenth gfx1201]
+    python3 bench/bench_hip_per_target.py [--jax PATH] [--therock TARBALL] [--targets LIST] [--tenth gfx906]
 
 Builds JAX's HIP libraries (//jaxlib/rocm's rocm_library targets: their objects and archives,
 nothing else) with the release flags (-c opt, --//rocm:offload_compress) for the nine targets
@@ -16,8 +16,9 @@ summed HIP action time (what the actions took; CPU time where no action waits fo
 as a ratio to the baseline, and whether both builds made the same objects, byte for byte.
 
 JAX's files come from --jax (a JAX checkout or archive; default $JAX_ROCM_TEST_JAX_TREE), else
-from examples/jax, this project's stand-ins (say so in any number you quote). It runs inside
-the sandbox (re-executing itself there).
+from examples/jax, this project's stand-ins (say so in any number you quote). The toolkit is the
+sandbox's (Debian's ROCm), or with --therock a TheRock release tarball (THEROCK_URL=file://...:
+the toolkit inside the actions' inputs). It runs inside the sandbox (re-executing itself there).
 """
 
 from __future__ import annotations
@@ -105,7 +106,13 @@ def executed(log: Path) -> list[dict]:
 
 def inside(args: argparse.Namespace) -> int:
     jax = Path(args.jax).resolve() if args.jax else CHECKOUT / "examples" / "jax"
-    common = ["--config=rocm", "-c", "opt", "--//rocm:offload_compress", "--disk_cache=", "--experimental_profile_include_target_label",
+    toolkit = []
+    if args.therock:
+        tarball = Path(args.therock).resolve()
+        toolkit = [f"--repo_env=THEROCK_URL=file://{tarball}",
+                   f"--repo_env=THEROCK_SHA256={hashlib.sha256(tarball.read_bytes()).hexdigest()}"]
+    common = [*toolkit, "--config=rocm", "-c", "opt", "--//rocm:offload_compress", "--disk_cache=",
+              "--experimental_profile_include_target_label",
               f"--override_repository=xla={CHECKOUT}/examples/xla", f"--override_repository=jax={jax}"]
     with tempfile.TemporaryDirectory(prefix="bench-hip-per-target-", dir="/tmp") as tmp:
         work = Path(tmp)
@@ -124,6 +131,7 @@ def inside(args: argparse.Namespace) -> int:
         finally:
             for out in ("out-whole", "out-split"):
                 subprocess.run(["bazel", f"--output_base={work / out}", "shutdown"], cwd=CHECKOUT, capture_output=True)
+    print(f"toolkit: {args.therock or 'the sandbox ROCm (Debian)'}")
     print(f"JAX's HIP libraries from {jax}{' (stand-ins)' if not args.jax else ''}; {len(targets.split(','))} targets: {targets}; "
           f"-c opt, compressed; {os.cpu_count()} cores")
     print("build        Bazel's time  ratio   critical path  ratio   longest HIP action  ratio   HIP action time  ratio")
@@ -148,12 +156,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jax", default=os.environ.get("JAX_ROCM_TEST_JAX_TREE"),
                         help="JAX checkout or archive (default: $JAX_ROCM_TEST_JAX_TREE; unset: examples/jax, the stand-ins)")
+    parser.add_argument("--therock", help="a TheRock release tarball as the toolkit (default: the sandbox's ROCm)")
     parser.add_argument("--targets", default="", help="amdgpu targets of both builds (default: the finder's, JAX's wheels' nine)")
     parser.add_argument("--tenth", default="gfx906", help="the target added to the warm build (default: %(default)s)")
     args = parser.parse_args()
     if os.environ.get("JAX_ROCM_SANDBOX") == "1":
         return inside(args)
-    binds = ["--bind", str(Path(args.jax).resolve().parent)] if args.jax else []
+    binds = [a for path in (args.jax, args.therock) if path for a in ("--bind", str(Path(path).resolve().parent))]
     return subprocess.run([sys.executable, str(CHECKOUT / "tools/sandbox.py"), "run", *binds, "--", "python3",
                            str(Path(__file__).resolve()), *sys.argv[1:]]).returncode
 

@@ -15,6 +15,7 @@ XLA's own packages needs the source archives of its dependencies (docs/full-mode
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -390,6 +391,35 @@ def test_the_llvm_free_closure_of_the_plugin_compiles(full_bazel, toolkit, tmp_p
         assert len(objects) == 1 and fatbin.targets(fatbin.read(objects[0])) == sorted(targets), (kernel, outputs)
     first, second = (next((unpacked / k).glob("*.o")).read_bytes() for k in ("f32", "u8_b64"))
     assert first != second, "two types of one source compiled to the same object: the -D was lost"
+
+
+def test_xlas_cub_sort_kernels_per_target_are_the_single_clang_runs_byte_for_byte(full_bazel, tmp_path):
+    """Two of XLA's 30 hipCUB sort kernels (one source, a -D each), compiled per target (a device
+    action per target, the bundle, the host compile) and by one clang run per source
+    (--@jax_rocm_build//rocm:hip_compile_per_target=false): the same objects, byte for byte, as
+    the release config compiles them (compressed). Prints each mode's HIP action times."""
+    jax_tree = require_jax_tree()
+    flags = ["--config=rocm", "-c", "opt", "--@jax_rocm_build//rocm:offload_compress", SYSTEM_HWLOC, *BUILD_PYTHON,
+             f"--repo_env=JAX_SOURCE_DIR={jax_tree}", "--@jax_rocm_build//rocm:amdgpu_targets=gfx942,gfx90a",
+             "--output_groups=+hip_objects", "--experimental_profile_include_target_label",
+             "--disk_cache="]  # the actions run: their times are printed
+    kernels = [f"@xla//xla/stream_executor/rocm:cub_sort_kernel_rocm_type_{t}" for t in ("f32", "u8_b64")]
+    digests, times = {}, {}
+    for mode, extra in (("per target", ()), ("one clang run", ("--@jax_rocm_build//rocm:hip_compile_per_target=false",))):
+        profile = tmp_path / f"{len(digests)}.profile.gz"
+        full_bazel("build", *flags, *extra, f"--profile={profile}", *kernels, bind=(str(jax_tree),))
+        objects = FULL / "bazel-bin/external/xla~/xla/stream_executor/rocm/_objs"
+        digests[mode] = {k: hashlib.sha256((objects / k.split(":")[1] / "cub_sort_kernel_rocm_impl.cu.pic.o").read_bytes()).hexdigest()
+                         for k in kernels}
+        with gzip.open(profile) as f:
+            events = json.load(f)["traceEvents"]
+        times[mode] = sorted(((e["dur"] / 1e6, e["name"]) for e in events if e.get("cat") == "action processing"
+                              and e.get("args", {}).get("mnemonic", "").startswith("Hip")), reverse=True)
+    for mode, actions in times.items():
+        print(f"{mode}: longest HIP action {actions[0][0]:.1f} s ({actions[0][1]}); summed {sum(t for t, _ in actions):.1f} s "
+              f"over {len(actions)} actions" if actions else f"{mode}: no HIP action ran (cached)")
+    assert len(digests["per target"]) == 2, digests
+    assert digests["per target"] == digests["one clang run"], digests
 
 
 def runpath_of(path: Path) -> list[str]:
