@@ -10,19 +10,22 @@ major: N comes from ``build_info.json`` or else from this module's name.
 
     {
       "jax_version": "0.10.2",                   # jax/jaxlib the plugin was built against
-      "plugin_version": "0.10.2+rocm7.2.4",      # version of the pjrt and plugin wheels
       "rocm_version": "7.2.4",                   # ROCm the native code was built with
       "rocm_major": 7,                           # the N of xla_rocm<N> / jax_rocm<N>_plugin
       "rocm_package_version": "7.2.4",           # as the toolkit states it (TheRock: 7.10.0a20251120)
       "hip_version": "7.2.53211",
-      "clang_version": "22.0.0", "rocm_layout": "debian", "rocm_source": "...",
+      "clang_version": "22.1.8",
+      "rocm_layout": "multiarch",                # the finder's layout: multiarch, opt_rocm, therock, therock_pip
+      "rocm_source": "...",                      # what chose the toolkit (ROCM_PATH=..., THEROCK_URL=...)
       "rocm_therock_family": "",                 # a TheRock tarball's family (gfx94X-dcgpu ...), else ""
       "amdgpu_targets": ["gfx942", "gfx950"],    # offload architectures compiled in
       "rocm_path_type": "link_only",             # where the .so files look for ROCm (rocm/private/runpath.bzl)
       "python_tag": "py3",                       # cpXY in the plugin wheel
       "sources": {"xla": {"commit": "<sha>", "sha256": "<archive>", "version": "",
-                          "origin": "pinned"},   # origin: pinned | override
+                          "origin": "pinned"},   # origin: pinned | override | examples (a stand-in)
                   "jax": {...}, "nanobind": {...}, "xla_ffi_headers": {...}},
+      "artifacts": {"_linalg.so": {"origin": "jax", "stand_ins": []}},  # each native file: whose code, stand-ins
+      "plugin_version": "0.10.2.dev20261128+rocm7.2.4",  # the wheels' PEP 440 version
       "built_by": "jax-rocm-build"
     }
 

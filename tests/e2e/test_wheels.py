@@ -192,6 +192,10 @@ def test_the_plugin_package_says_what_it_was_built_from(jax_venv, jax_kind, venv
     # examples/xla has no numpy.h/safe_static_init.h: this project's stand-ins for them were used.
     assert info["sources"]["xla_python_headers"]["stands_in_for"] and info["sources"]["eigen"]["version"]
     assert info["sources"]["nanobind"] | {"origin": "pinned"} == info["sources"]["nanobind"]
+    # The schema the plugin package documents is the one it gets, key for key.
+    documented = set(re.findall(r'^      "(\w+)":', (CHECKOUT / "jax_plugins/rocm/__init__.py").read_text(), re.MULTILINE))
+    assert set(info) == documented, set(info) ^ documented
+    assert info["rocm_layout"] == "multiarch"  # the sandbox's Debian ROCm, as the finder names its layout
 
 
 def test_a_wheel_with_stand_ins_says_so_in_its_description(wheels, jax_kind):

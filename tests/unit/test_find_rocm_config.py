@@ -708,3 +708,12 @@ def test_a_toolkit_without_the_offload_bundler_reports_none(tmp_path):
     config = finder.find_rocm_config(make_opt_rocm(tmp_path / "opt/rocm"))
     assert config.offload_bundler_path is None
     assert "offload bundler (none: each HIP source compiles in one action)" in finder.format_text(config)
+
+
+def test_docs_family_table_is_the_finders():
+    """docs/rocm.md's table of TheRock families, row for row the finder's THEROCK_FAMILIES."""
+    text = (CHECKOUT / "docs/rocm.md").read_text()
+    table = text.split("| family | targets |\n|---|---|\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    rows = {cells[0].strip("`"): tuple(cells[1].split()) for cells in
+            ([c.strip() for c in line.strip("|").split("|")] for line in table) if cells[0].startswith("`")}
+    assert rows == dict(finder.THEROCK_FAMILIES)
