@@ -13,7 +13,7 @@ load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain", "use_c
 load("@rules_cc//cc/common:cc_common.bzl", "cc_common")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("//toolchains/manylinux:hip_libc.bzl", "HipHostLibcInfo")
-load(":actions/hip_compile.bzl", "hip_common_args", "hip_compile", "splits", "target_flags_in")
+load(":actions/hip_compile.bzl", "hip_compile", "hip_shared_args", "splits", "target_flags_in", "unit_args")
 load(":amdgpu_targets.bzl", "narrow_amdgpu_targets")
 load(":providers.bzl", "AmdgpuTargetsInfo")
 
@@ -90,13 +90,13 @@ def _rocm_library_impl(ctx):
     # the OS (tests/bazel/test_hermetic.py).
     compile_inputs = depset([toolchain.config_file], transitive = [compilation_context.headers, toolchain.files, host_libc.files])
     split = ctx.attr._per_target[BuildSettingInfo].value and splits(toolchain, copts)
+    shared = hip_shared_args(toolchain, compilation_context, ctx.attr.local_defines, copts)
     objects = []
     for src in ctx.files.srcs:
         if any([src.basename.endswith(e) for e in _HEADER_EXTENSIONS]):
             continue
         out = ctx.actions.declare_file(_object_name(ctx, src))
-        unit = "%s %s" % (ctx.label.name, src.short_path)
-        common = hip_common_args(toolchain, unit, compilation_context, ctx.attr.local_defines, copts)
+        common = unit_args(shared, "%s %s" % (ctx.label.name, src.short_path))
         hip_compile(ctx, toolchain, src, out, targets, compress, common, split, compile_inputs)
         objects.append(out)
 

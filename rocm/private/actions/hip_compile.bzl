@@ -33,10 +33,9 @@ def splits(toolchain_facts, copts):
     and no copt chooses a pipeline this does not reproduce (_WHOLE_FLAGS)."""
     return bool(toolchain_facts.offload_bundler) and not [c for c in copts if c in _WHOLE_FLAGS]
 
-def hip_common_args(toolchain_facts, unit, compilation_context, local_defines, copts):
-    """What every clang run of one source shares, after its mode flags. `unit` names the
-    compilation unit: the same source compiled by two targets (XLA's 30 hipCUB sort kernels,
-    one per -D) are two units whose device symbols must not meet at link time."""
+def hip_shared_args(toolchain_facts, compilation_context, local_defines, copts):
+    """What every clang run of a target's sources shares, after their mode flags: computed once
+    per target (its depsets flattened once), then given each source's unit_args."""
     args = [
         "--rocm-path=" + toolchain_facts.rocm_path,
         "--rocm-device-lib-path=" + toolchain_facts.device_libs_path,
@@ -46,15 +45,9 @@ def hip_common_args(toolchain_facts, unit, compilation_context, local_defines, c
         # toolkit's files (share/hip/version) and, where that file is missing, assumes an old
         # HIP whose headers then miss device overloads JAX's kernels call.
         args.append("--hip-version=" + toolchain_facts.hip_version)
-    args += [
-        # Objects must not depend on where the execroot is: local and remote builds are byte-identical.
-        "-ffile-compilation-dir=.",
-        # clang names a HIP compilation unit (CUID, in device symbol names) by hashing its
-        # command line, which may hold the toolkit's absolute path: name it by the source
-        # instead, so that device code is the same from any toolkit location. Every action of
-        # the unit (device, host) must carry the same one.
-        "-cuid=%x" % (hash(unit) & 0xffffffff),
-    ]
+
+    # Objects must not depend on where the execroot is: local and remote builds are byte-identical.
+    args.append("-ffile-compilation-dir=.")
     args += ["-D" + d for d in compilation_context.defines.to_list()]
 
     # Not from the merged context: merging drops local_defines (they are not for dependents).
@@ -63,6 +56,15 @@ def hip_common_args(toolchain_facts, unit, compilation_context, local_defines, c
     args += ["-I" + d for d in compilation_context.includes.to_list()]
     args += ["-isystem" + d for d in compilation_context.system_includes.to_list()]
     return args + copts
+
+def unit_args(shared, unit):
+    """One source's: the shared arguments with its compilation unit's name. `unit` names the
+    compilation unit: the same source compiled by two targets (XLA's 30 hipCUB sort kernels,
+    one per -D) are two units whose device symbols must not meet at link time. clang names a
+    unit (CUID, in device symbol names) by hashing its command line, which may hold the
+    toolkit's absolute path: named by the source instead, device code is the same from any
+    toolkit location. Every action of the unit (device, host) carries the same one."""
+    return ["-cuid=%x" % (hash(unit) & 0xffffffff)] + shared
 
 def _source_args(src_path, out_path):
     return ["-x", "hip", "-std=c++17", "-fPIC", "-c", src_path, "-o", out_path]
@@ -106,7 +108,7 @@ def _file_stem(target):
 def hip_compile(ctx, toolchain, src, out, targets, compress, common, split, inputs):
     """Registers the actions that compile `src` into the object `out` for `targets`.
 
-    toolchain: RocmToolchainInfo; common: hip_common_args; split: splits(); inputs: depset of
+    toolchain: RocmToolchainInfo; common: unit_args(); split: splits(); inputs: depset of
     what the compiles read besides the source (headers, the toolkit's files)."""
     compile_inputs = depset([src], transitive = [inputs])
     env = {"PATH": "/usr/bin:/bin"}

@@ -1,7 +1,7 @@
 """Unit tests of rocm/private's pure functions (bazel_skylib's unittest): `bazel test //rocm/private/tests:all`; beside the code, as //rocm/private may only be loaded from //rocm."""
 
 load("@bazel_skylib//lib:unittest.bzl", "asserts", "unittest")
-load("//rocm/private:actions/hip_compile.bzl", "bundle_args", "bundle_order", "device_compile_args", "host_compile_args", "splits", "target_flags_in", "whole_compile_args")
+load("//rocm/private:actions/hip_compile.bzl", "bundle_args", "bundle_order", "device_compile_args", "host_compile_args", "splits", "target_flags_in", "unit_args", "whole_compile_args")
 load("//rocm/private:amdgpu_targets.bzl", "check_amdgpu_targets", "narrow_amdgpu_targets", "split_amdgpu_targets")
 load("//rocm/private:runpath.bzl", "link_only_runpath", "runpath_linkopts", "system_runpath")
 
@@ -123,6 +123,12 @@ def _hip_compile_args_test_impl(ctx):
     asserts.true(env, splits(with_bundler, ["-O3"]))
     asserts.false(env, splits(with_bundler, ["-fgpu-rdc"]))
     asserts.false(env, splits(struct(offload_bundler = None), []))
+
+    # A unit's name is its CUID, the same in all its actions, another for another unit.
+    first = unit_args(common, "kernels a/k.hip")
+    asserts.equals(env, first, unit_args(common, "kernels a/k.hip"))
+    asserts.true(env, first[0].startswith("-cuid=") and first[1:] == common)
+    asserts.true(env, first[0] != unit_args(common, "typed_f32 a/k.hip")[0])
 
     asserts.equals(env, ["--offload-arch=gfx942", "--cuda-gpu-arch=gfx90a"], target_flags_in(["-O3", "--offload-arch=gfx942", "--cuda-gpu-arch=gfx90a", "-DARCH=1"]))
     return unittest.end(env)
