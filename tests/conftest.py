@@ -54,6 +54,27 @@ def pytest_runtest_teardown(item: pytest.Item):
     return result
 
 
+# Seconds each test file took, setup and teardown included (module fixtures are most of it):
+# where CI's time goes, printed at the end of the run. With xdist the reports reach the
+# controller, which sums them.
+FILE_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    path = report.nodeid.split("::", 1)[0]
+    FILE_SECONDS[path] = FILE_SECONDS.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    slow = sorted(((s, p) for p, s in FILE_SECONDS.items() if s >= 60), reverse=True)
+    if not slow:
+        return
+    terminalreporter.section("seconds per test file (60 s or more; setup and teardown included)")
+    for seconds, path in slow:
+        terminalreporter.write_line(f"{seconds:8.0f} s  {path}")
+    terminalreporter.write_line(f"{sum(FILE_SECONDS.values()):8.0f} s  all {len(FILE_SECONDS)} files, summed over the workers")
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if CHECKOUT != SOURCE_CHECKOUT:
         release_clones()
