@@ -7,12 +7,13 @@ calls them before the sandbox starts, so that a typo costs a second, not a build
 from __future__ import annotations
 
 import datetime
+import difflib
 import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from third_party.gpus import extract_archive
+from third_party.gpus import extract_archive, find_rocm_config as finder
 
 
 class InputError(Exception):
@@ -21,9 +22,10 @@ class InputError(Exception):
 
 # A ROCm release as toolkits and TheRock name them: 7.2.4, 7.2, 7.10.0a20251120, 7.13.0rc1.
 _ROCM_VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?(?:[a-z]+\d*)?$")
-# gfx942, gfx90a, gfx1201, with features (gfx90a:xnack+), and generic ones (gfx9-4-generic).
-_TARGET = re.compile(r"^(?:gfx[0-9a-f]{3,4}|gfx\d+(?:-\d+)*-generic)(?::[a-z]+[+-])*$")
 _PYTHON = re.compile(r"^3\.\d{1,2}$")
+# The Pythons JAX publishes jaxlib and plugin wheels for (upstream's ci_build default): a
+# plugin wheel for another would have no jaxlib to go with it.
+PUBLISHED_PYTHONS = ("3.11", "3.12", "3.13", "3.14")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 # JAX's release numbers, in PEP 440's normal form (no leading zeros): what wheel_builder.py's
 # Version takes as the base of every kind of wheel version.
@@ -53,13 +55,22 @@ def rocm_version(value: str) -> str:
 
 
 def amdgpu_targets(value: str) -> str:
-    targets = _items("--amdgpu-targets", value)
+    """The finder's grammar (split_targets: commas, semicolons or spaces; repeats dropped), as
+    TF_ROCM_AMDGPU_TARGETS and --//rocm:amdgpu_targets are read; each target a processor LLVM
+    knows, with the features a code object takes."""
+    targets = finder.split_targets(value)
+    if not targets:
+        raise InputError("--amdgpu-targets= is empty: name at least one (e.g. gfx942), or leave the flag out for the default")
     for target in targets:
-        if _TARGET.match(target):
-            continue
-        if _TARGET.match(target.lower()):
-            raise InputError(f"--amdgpu-targets: {target} is not a target name; did you mean {target.lower()}?")
-        raise InputError(f"--amdgpu-targets: {target} is not an amdgpu target (they look like gfx942, gfx90a, gfx1201)")
+        processor, *features = target.split(":")
+        if processor not in finder.KNOWN_AMDGPU_PROCESSORS:
+            near = difflib.get_close_matches(processor.lower(), finder.KNOWN_AMDGPU_PROCESSORS, n=3)
+            hint = f"; did you mean {' or '.join(near)}?" if near else " (they look like gfx942, gfx90a, gfx1201)"
+            raise InputError(f"--amdgpu-targets: {processor} is no amdgpu processor clang knows{hint}")
+        unknown = [f for f in features if f not in finder.TARGET_FEATURES]
+        if unknown:
+            raise InputError(f"--amdgpu-targets: {target}: {', '.join(unknown)} is no target feature "
+                             f"(a code object takes {', '.join(finder.TARGET_FEATURES)})")
     return ",".join(targets)
 
 
@@ -68,6 +79,10 @@ def python_versions(value: str) -> str:
     bad = [v for v in versions if not _PYTHON.match(v)]
     if bad:
         raise InputError(f"--python-versions: {', '.join(bad)} is not a Python version: give major.minor, e.g. 3.11,3.14")
+    unpublished = [v for v in versions if v not in PUBLISHED_PYTHONS]
+    if unpublished:
+        raise InputError(f"--python-versions: JAX publishes no jaxlib for Python {', '.join(unpublished)}, so a plugin wheel "
+                         f"for it could not be used: name {', '.join(PUBLISHED_PYTHONS[:-1])} or {PUBLISHED_PYTHONS[-1]}")
     return ",".join(versions)
 
 

@@ -74,7 +74,8 @@ OPTIONS = (
                              "jax-v0.10.2.tar.gz (= --override_repository=jax=PATH; default: the pin, or "
                              "examples/jax with --sources=examples)")),
     Option(("--amdgpu-targets",), ROCM, dict(
-        metavar="LIST", help="e.g. gfx942,gfx950 (default: the list JAX's wheels use; with a TheRock tarball, "
+        metavar="LIST", help="e.g. gfx942,gfx950 (commas, semicolons or spaces, as TF_ROCM_AMDGPU_TARGETS; "
+                             "default: the list JAX's wheels use; with a TheRock tarball, "
                              "those of its family, or the family's own)")),
     Option(("--rocm-path",), ROCM, dict(
         metavar="DIR", help="the ROCm toolkit, mounted into the sandbox at the same path; wins over ROCM_PATH (default: "

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .inputs import InputError
+from .inputs import PUBLISHED_PYTHONS as PUBLISHED, InputError
 from .paths import SANDBOX
 
 
@@ -20,8 +20,6 @@ class Interpreter:
     bind: str | None  # a host prefix to mount into the sandbox, None for the sandbox's own (and in host mode)
 
 
-# The Pythons JAX publishes jaxlib and plugin wheels for (upstream's ci_build default).
-PUBLISHED = ("3.11", "3.12", "3.13", "3.14")
 
 PROBE = "import sys, sysconfig; print('%d.%d' % sys.version_info[:2], sys.base_prefix, sysconfig.get_paths()['include'])"
 

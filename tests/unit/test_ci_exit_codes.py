@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -221,10 +222,10 @@ def test_an_ambient_rocm_path_that_is_not_there_is_exit_2(guarded, tmp_path, cap
 
 
 def test_a_python_no_interpreter_serves_is_exit_2_before_bazel(guarded, capsys, monkeypatch):
-    """--python-versions=3.99 is well formed: only the interpreters found (after provisioning) refuse it."""
+    """--python-versions=3.11 is one JAX publishes: only the interpreters found (after provisioning) refuse it."""
     monkeypatch.setattr(pythons, "find_interpreters", lambda **_: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
-    assert cli.main(["--sources=examples", "--dry-run", "dist_wheels", "--python-versions=3.99"]) == 2
-    assert error_line(capsys).startswith("ci_build: no interpreter with headers for Python 3.99; found: 3.14")
+    assert cli.main(["--sources=examples", "--dry-run", "dist_wheels", "--python-versions=3.11"]) == 2
+    assert error_line(capsys).startswith("ci_build: no interpreter with headers for Python 3.11; found: 3.14")
     assert not [cmd for cmd in guarded if "//:jax_rocm_wheels" in cmd]
 
 
@@ -377,3 +378,20 @@ def test_a_jax_archive_is_held_to_the_same_policy_before_bazel(guarded, tmp_path
     assert line.startswith(f"ci_build: --jax-source-dir={evil} is refused: jax-0.10.2/jaxlib/escape: ")
     assert line.endswith("a symlink to ../../../etc, outside the archive's folder; download or make it again, or give "
                          "the checkout's folder")
+
+
+@pytest.mark.parametrize("typo", ["--python-versions=3.99", "--python-versions=3.15", "--amdgpu-targets=gfx9999"])
+def test_a_newcomers_typo_is_answered_in_one_line_before_anything_is_made(typo, tmp_path):
+    """On a fresh machine (an empty cache), as the README's command: exit 2, one line, under
+    2 s, nothing written: no sandbox, no download."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "build/ci_build", "dist_wheels", typo], cwd=CHECKOUT, capture_output=True, text=True,
+                            env=dict(os.environ, XDG_CACHE_HOME=str(cache)))
+    elapsed = time.monotonic() - started
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ci_build: " + typo.split("=")[0] + ": "), result.stderr
+    assert elapsed < 2, elapsed
+    assert not list(cache.iterdir())

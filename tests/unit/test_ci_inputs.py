@@ -11,6 +11,7 @@ import tarfile
 import pytest
 
 from ci_build_cli import cli, inputs as ci, sandbox, toolkit, wheels
+from third_party.gpus import find_rocm_config as finder
 
 pytestmark = pytest.mark.unit
 
@@ -27,18 +28,31 @@ def test_not_a_rocm_version(value):
         ci.rocm_version(value)
 
 
-def test_targets_empty_repeated_or_misspelt():
+@pytest.mark.parametrize("written", ["gfx942,gfx950", "gfx942;gfx950", "gfx942 gfx950", " gfx942 ,gfx950;gfx942 "])
+def test_a_target_list_reads_as_the_finder_and_starlark_read_it(written):
+    """One grammar: the finder's split_targets (TF_ROCM_AMDGPU_TARGETS), which
+    rocm/private/amdgpu_targets.bzl's split_amdgpu_targets mirrors (its Starlark tests)."""
+    assert ci.amdgpu_targets(written) == "gfx942,gfx950" == ",".join(finder.split_targets(written))
+
+
+def test_targets_empty_or_misspelt():
     assert ci.amdgpu_targets("gfx942, gfx90a:xnack+,gfx9-4-generic") == "gfx942,gfx90a:xnack+,gfx9-4-generic"
     with pytest.raises(ci.InputError, match="--amdgpu-targets= is empty"):
-        ci.amdgpu_targets("")
-    with pytest.raises(ci.InputError, match="names gfx942 more than once"):
-        ci.amdgpu_targets("gfx942,gfx950,gfx942")
-    with pytest.raises(ci.InputError, match="GFX942 is not a target name; did you mean gfx942"):
+        ci.amdgpu_targets(" ,;")
+    with pytest.raises(ci.InputError, match="GFX942 is no amdgpu processor clang knows; did you mean gfx942"):
         ci.amdgpu_targets("GFX942")
-    with pytest.raises(ci.InputError, match="has an empty item"):
-        ci.amdgpu_targets("gfx942,,gfx950")
-    with pytest.raises(ci.InputError, match="mi300 is not an amdgpu target"):
+    with pytest.raises(ci.InputError, match="gfx9999 is no amdgpu processor clang knows; did you mean gfx909"):
+        ci.amdgpu_targets("gfx942,gfx9999")
+    with pytest.raises(ci.InputError, match=r"mi300 is no amdgpu processor clang knows \(they look like gfx942"):
         ci.amdgpu_targets("mi300")
+    with pytest.raises(ci.InputError, match="gfx90a:xnack: xnack is no target feature"):
+        ci.amdgpu_targets("gfx90a:xnack")
+
+
+def test_a_python_jax_publishes_no_jaxlib_for_is_refused():
+    for version in ("3.99", "3.15", "3.10"):
+        with pytest.raises(ci.InputError, match=f"JAX publishes no jaxlib for Python {version}, so a plugin wheel"):
+            ci.python_versions(f"3.14,{version}")
 
 
 def test_python_versions_and_sha256():

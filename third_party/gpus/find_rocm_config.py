@@ -136,6 +136,22 @@ def amdgpu_processors(output: str) -> list[str]:
 
 DEFAULT_AMDGPU_TARGETS = ("gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201")
 
+# Every amdgpu processor LLVM 22.1's clang knows (`clang --target=amdgcn-amd-amdhsa
+# --print-supported-cpus`; ROCm 7.2's, and TheRock 7.10's, know no other). ci_build refuses a
+# name outside it before anything is built: a typo needs no toolkit to be answered. The
+# toolkit's own clang still checks the rest (--require-targets).
+KNOWN_AMDGPU_PROCESSORS: tuple[str, ...] = (
+    "gfx600", "gfx601", "gfx602", "gfx700", "gfx701", "gfx702", "gfx703", "gfx704", "gfx705",
+    "gfx801", "gfx802", "gfx803", "gfx805", "gfx810",
+    "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a", "gfx90c", "gfx942", "gfx950",
+    "gfx1010", "gfx1011", "gfx1012", "gfx1013", "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036",
+    "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153",
+    "gfx1200", "gfx1201", "gfx1250", "gfx1251",
+    "gfx9-generic", "gfx9-4-generic", "gfx10-1-generic", "gfx10-3-generic", "gfx11-generic", "gfx12-generic",
+)
+# Target features a code object may be specialised for (gfx90a:xnack-): rocm/private/amdgpu_targets.bzl's _FEATURES.
+TARGET_FEATURES: tuple[str, ...] = ("xnack+", "xnack-", "sramecc+", "sramecc-")
+
 # --------------------------------------------------------------------------
 # TheRock families: which gfx targets a `therock-dist-linux-<family>-...` build covers.
 # --------------------------------------------------------------------------
