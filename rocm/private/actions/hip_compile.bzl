@@ -69,6 +69,11 @@ def unit_args(shared, unit):
 def _source_args(src_path, out_path):
     return ["-x", "hip", "-std=c++17", "-fPIC", "-c", src_path, "-o", out_path]
 
+# The pipeline the split actions reproduce is the bundler's; a clang that defaulted to the new
+# offload driver would otherwise package its device code differently from how the host compile
+# embeds it.
+_OLD_DRIVER = "--no-offload-new-driver"
+
 def whole_compile_args(common, targets, compress, src_path, out_path):
     """One clang run doing the whole pipeline (a toolkit without the bundler, _WHOLE_FLAGS)."""
     args = _source_args(src_path, out_path) + ["--offload-arch=" + t for t in targets]
@@ -78,7 +83,7 @@ def whole_compile_args(common, targets, compress, src_path, out_path):
 
 def device_compile_args(common, target, src_path, out_path):
     """One target's device compile and link: the code object clang would bundle."""
-    return _source_args(src_path, out_path) + ["--cuda-device-only", "--no-gpu-bundle-output", "--offload-arch=" + target] + common
+    return _source_args(src_path, out_path) + [_OLD_DRIVER, "--cuda-device-only", "--no-gpu-bundle-output", "--offload-arch=" + target] + common
 
 def bundle_order(targets):
     """The targets in the order clang bundles them (its sorted set of offload architectures)."""
@@ -99,7 +104,7 @@ def bundle_args(code_objects, compress, out_path):
 
 def host_compile_args(common, targets, bundle_path, src_path, out_path):
     """The host compile, embedding the bundle as clang's own host step does."""
-    return (_source_args(src_path, out_path) + ["--cuda-host-only"] + ["--offload-arch=" + t for t in targets] +
+    return (_source_args(src_path, out_path) + [_OLD_DRIVER, "--cuda-host-only"] + ["--offload-arch=" + t for t in targets] +
             ["-Xclang", "-fcuda-include-gpubinary", "-Xclang", bundle_path] + common)
 
 def _file_stem(target):
