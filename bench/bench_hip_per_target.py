@@ -37,6 +37,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench_hip_rebuild import spawns  # beside this script: its folder is on sys.path
+
 CHECKOUT = Path(__file__).resolve().parent.parent
 LIBRARIES = ("//jaxlib/rocm:hip_make_batch_pointers", "//jaxlib/rocm:hip_householder_kernels",
              "//jaxlib/rocm:hip_prng_kernels_impl", "//jaxlib/rocm:hip_linalg_kernels_impl")
@@ -104,16 +106,6 @@ def build(name: str, output_base: Path, flags: list[str], work: Path) -> Build:
                  float(re.search(r"Critical Path: ([\d.]+)s", stderr).group(1)), longest, what, cpu, objects(output_base, flags))
 
 
-def executed(log: Path) -> list[dict]:
-    decoder, text, pos, out = json.JSONDecoder(), log.read_text().strip(), 0, []
-    while pos < len(text):
-        spawn, pos = decoder.raw_decode(text, pos)
-        out.append(spawn)
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-    return [s for s in out if not s.get("cacheHit")]
-
-
 def inside(args: argparse.Namespace) -> int:
     jax = Path(args.jax).resolve() if args.jax else CHECKOUT / "examples" / "jax"
     toolkit = []
@@ -139,7 +131,7 @@ def inside(args: argparse.Namespace) -> int:
             print(f"bench_hip_per_target: + {args.tenth}, warm ...", file=sys.stderr, flush=True)
             bazel(work / "out-split", "build", *common, f"--//rocm:amdgpu_targets={targets},{args.tenth}",
                   f"--execution_log_json_file={log}", *LIBRARIES)
-            ran = executed(log)
+            ran = [spawn for spawn in spawns(log) if not spawn.get("cacheHit")]
         finally:
             for out in ("out-whole", "out-split"):
                 subprocess.run(["bazel", f"--output_base={work / out}", "shutdown"], cwd=CHECKOUT, capture_output=True)
