@@ -483,17 +483,8 @@ BAZEL_FEATURES_REPOSITORIES = {"globals": "bazel_features~~version_extension~baz
                                "version": "bazel_features~~version_extension~bazel_features_version"}
 
 
-# XLA's archives no git repository can give (hwloc's is a release asset of download.open-mpi.org),
-# taken from the system instead, as XLA's TF_SYSTEM_LIBS switch allows (the sandbox's
-# xla-runtime-deps layer installs libhwloc-dev). Under Bzlmod the switch takes the repository's
-# canonical name; XLA's system BUILD links -lhwloc only with numa support defined, while TSL
-# compiles its hwloc code on every Linux.
-SYSTEM_LIBRARIES = ["common --repo_env=TF_SYSTEM_LIBS=xla~~third_party_ext~hwloc", "build --define=with_numa_support=true"]
-
-
 def full_bazelrc(modules: dict[str, Path], features: Path | None) -> list[str]:
-    lines = ["# Written by tools/real_trees.py: full mode's modules from local trees (--bazelrc=this file).",
-             *SYSTEM_LIBRARIES]
+    lines = ["# Written by tools/real_trees.py: full mode's modules from local trees (--bazelrc=this file)."]
     lines += [f"common --override_module={name}={path}" for name, path in sorted(modules.items())]
     if features is not None:
         lines += [f"common --override_repository={repo}={features / folder}" for folder, repo in BAZEL_FEATURES_REPOSITORIES.items()]
@@ -616,13 +607,15 @@ KINDS = {
     "module": ({"name", "version", "repo", "rev"}, {"xla"}),
     "load-only-module": ({"name", "generator"}, {"xla"}),
     "archive": ({"name", "repo", "rev"}, {"stand_in", "xla"}),
-    "archive-dir": ({"name", "rev"}, {"debian", "npm", "xla"}),  # and one of debian, npm
+    "archive-dir": ({"name", "rev"}, {"debian", "npm", "xla", "stand_in"}),  # and one of debian, npm
     "graph-module": ({"name", "version", "repo", "rev"}, set()),
 }
 # The generators of load-only modules: this project's own code.
 GENERATORS = ("tools/grpc_stub.py",)
-# The keys of an archive-dir entry's source of each kind.
+# The keys of an archive-dir entry's source of each kind, then those it may have.
 SOURCE_KEYS = {"debian": ("source", "file", "sha256"), "npm": ("package", "version", "path", "sha256")}
+SOURCE_OPTIONAL_KEYS = {"debian": ("suite",), "npm": ()}
+DEBIAN_SUITES = ("sid", "experimental", "bookworm", "bullseye")  # what Debian's mirror here serves
 # What --only takes: the kinds, and `core` for the four core trees.
 ONLY = ("core", *(k for k in KINDS if k not in CORE_KINDS))
 
@@ -731,8 +724,11 @@ def read_manifest(path: Path) -> Manifest:
         if kind == "archive-dir" and len(set(SOURCE_KEYS) & keys) != 1:
             problems.append(f"{where}: needs one source of its files: {' or '.join(SOURCE_KEYS)}")
         for source, needed in SOURCE_KEYS.items():
-            if source in table and sorted(table[source]) != sorted(needed):
-                problems.append(f"{where}: {source} needs exactly {', '.join(needed)}")
+            if source in table and not set(needed) <= set(table[source]) <= {*needed, *SOURCE_OPTIONAL_KEYS[source]}:
+                problems.append(f"{where}: {source} needs {', '.join(needed)}"
+                                + (f" and may have {', '.join(SOURCE_OPTIONAL_KEYS[source])}" if SOURCE_OPTIONAL_KEYS[source] else ""))
+            elif source == "debian" and source in table and table[source].get("suite", "sid") not in DEBIAN_SUITES:
+                problems.append(f"{where}: debian's suite must be one of {', '.join(DEBIAN_SUITES)}")
         entries.append(Entry(kind, table.get("name", ""), table.get("repo", ""), table.get("rev", ""), tuple(table.get("revs", ())),
                              table.get("version", ""), xla, table.get("stand_in", ""), table.get("generator", ""),
                              tuple(sorted(table.get("debian", {}).items())), tuple(sorted(table.get("npm", {}).items())),
@@ -876,8 +872,8 @@ def write_jax_patches(jax_tree: Path, folder: Path, registry: Path) -> dict[str,
 
 
 # Fetches a Debian source package's files into the current folder, from the deb-src twin of the
-# sandbox's own apt source (the way tools/prefetch.py fetches abseil's).
-APT_SOURCE = ("sed -e 's/^Types: .*/Types: deb-src/' -e 's/^Suites: .*/Suites: sid/' /etc/apt/sources.list.d/debian.sources "
+# sandbox's own apt source (the way tools/prefetch.py fetches abseil's), in the entry's suite.
+APT_SOURCE = ("sed -e 's/^Types: .*/Types: deb-src/' -e 's/^Suites: .*/Suites: {suite}/' /etc/apt/sources.list.d/debian.sources "
               "> deb-src.sources && mkdir -p lists/partial && set -- -q -o Dir::Etc::SourceList=\"$PWD/deb-src.sources\" "
               "-o Dir::Etc::SourceParts=/nonexistent -o Dir::State::Lists=\"$PWD/lists\" -o Acquire::Check-Valid-Until=false "
               "-o APT::Sandbox::User=root && apt-get \"$@\" update >/dev/null && apt-get \"$@\" source --download-only {package}")
@@ -888,7 +884,7 @@ def _fetch_debian(info: dict[str, str], tarball: Path) -> None:
 
     with tempfile.TemporaryDirectory(prefix="real_trees-") as tmp:  # under /tmp: the sandbox sees it
         result = subprocess.run([sys.executable, str(CHECKOUT / "tools" / "sandbox.py"), "run", "--", "sh", "-c",
-                                 APT_SOURCE.format(package=info["source"])], cwd=tmp, capture_output=True, text=True)
+                                 APT_SOURCE.format(package=info["source"], suite=info.get("suite", "sid"))], cwd=tmp, capture_output=True, text=True)
         got = Path(tmp) / info["file"]
         if result.returncode != 0 or not got.is_file():
             detail = (result.stderr.strip() or result.stdout.strip()).splitlines()[-1:] or ["no such file"]

@@ -221,13 +221,6 @@ def test_without_a_registry_offline_the_own_trees_command_stops_before_the_sandb
     assert "sandbox:" not in result.stderr and "+ " not in result.stderr
 
 
-# Under Bzlmod XLA's TF_SYSTEM_LIBS switch takes the repository's canonical name. hwloc's
-# release archive (download.open-mpi.org) cannot be rebuilt from git; the system's is named.
-SYSTEM_HWLOC = "--repo_env=TF_SYSTEM_LIBS=xla~~third_party_ext~hwloc"
-# XLA's BUILD for the system's hwloc links -lhwloc only under this define, while TSL compiles
-# its hwloc code on every Linux: without it no binary of TSL links (a build option; queries
-# list every branch of a select() anyway).
-SYSTEM_HWLOC_LINKED = "--define=with_numa_support=true"
 # What cannot be had here at all: LLVM and the projects built on it.
 NEVER_HERE = ("llvm-project", "llvm-raw", "stablehlo", "shardy", "triton")
 
@@ -238,7 +231,7 @@ def test_the_rocm_platforms_whole_graph_loads_but_llvm(full_bazel):
     of the PJRT plugin's StreamExecutor) but LLVM's: no call, label or name of ours fails."""
     if not os.environ.get("JAX_ROCM_TEST_FULL_BAZELRC"):
         pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tools/real_trees.py --module")
-    result = full_bazel("query", "--keep_going", "--config=rocm", SYSTEM_HWLOC,
+    result = full_bazel("query", "--keep_going", "--config=rocm",
                         "deps(@xla//xla/stream_executor/rocm:rocm_platform)", check=False)
     listed = result.stdout.split()
     packages = {line.split(":", 1)[0] for line in listed}
@@ -280,7 +273,7 @@ def test_the_plugins_whole_graph_loads_but_llvm_and_what_is_named(full_bazel):
     if not os.environ.get("JAX_ROCM_TEST_FULL_BAZELRC"):
         pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tools/real_trees.py --module")
     jax_tree = require_jax_tree()
-    result = full_bazel("query", "--keep_going", "--config=rocm", SYSTEM_HWLOC, *BUILD_PYTHON,
+    result = full_bazel("query", "--keep_going", "--config=rocm", *BUILD_PYTHON,
                         f"--repo_env=JAX_SOURCE_DIR={jax_tree}",
                         "deps(//:xla_rocm_plugin + //jaxlib/rocm:_triton + //jaxlib/rocm:rocm_plugin_extension)",
                         check=False, bind=(str(jax_tree),))
@@ -349,7 +342,7 @@ def test_the_llvm_free_closure_of_the_plugin_compiles(full_bazel, toolkit, tmp_p
     if not os.environ.get("JAX_ROCM_TEST_FULL_BAZELRC"):
         pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tools/real_trees.py --module")
     jax_tree = require_jax_tree()  # _triton's own files
-    flags = ["--config=rocm", SYSTEM_HWLOC, *BUILD_PYTHON, f"--repo_env=JAX_SOURCE_DIR={jax_tree}"]
+    flags = ["--config=rocm", *BUILD_PYTHON, f"--repo_env=JAX_SOURCE_DIR={jax_tree}"]
     if toolkit == "therock":
         tarball = tmp_path / "therock-dist-linux-gfx94X-dcgpu-7.2.4a20261126.tar.gz"
         (tmp_path / "make.sh").write_text(XLA_TOOLKIT_TARBALL)
@@ -364,7 +357,7 @@ def test_the_llvm_free_closure_of_the_plugin_compiles(full_bazel, toolkit, tmp_p
     wanted = graph.select(closure.free, full_closure.BUILT_REPOSITORIES, full_closure.NOT_FOR_THIS_BUILD)
     (tmp_path / "closure.txt").write_text("\n".join(wanted) + "\n")
     events = tmp_path / "events.json"
-    full_bazel("build", "--keep_going", *flags, SYSTEM_HWLOC_LINKED, f"--@jax_rocm_build//rocm:amdgpu_targets={','.join(targets)}",
+    full_bazel("build", "--keep_going", *flags, f"--@jax_rocm_build//rocm:amdgpu_targets={','.join(targets)}",
                f"--target_pattern_file={tmp_path / 'closure.txt'}", f"--build_event_json_file={events}", check=False,
                bind=bind)
     outcome = full_closure.build_outcome(full_closure.read_events(events))
@@ -382,7 +375,7 @@ def test_the_llvm_free_closure_of_the_plugin_compiles(full_bazel, toolkit, tmp_p
     # Each kernel's archive holds its own object, with device code for every requested target.
     unpacked = tmp_path / "objects"
     for kernel in ("f32", "u8_b64"):
-        outputs = full_bazel("cquery", *flags, SYSTEM_HWLOC_LINKED, f"--@jax_rocm_build//rocm:amdgpu_targets={','.join(targets)}",
+        outputs = full_bazel("cquery", *flags, f"--@jax_rocm_build//rocm:amdgpu_targets={','.join(targets)}",
                              "--output=files",
                              f"@xla//xla/stream_executor/rocm:cub_sort_kernel_rocm_type_{kernel}", bind=bind).stdout.split()
         (unpacked / kernel).mkdir(parents=True)
@@ -399,7 +392,7 @@ def test_xlas_cub_sort_kernels_per_target_are_the_single_clang_runs_byte_for_byt
     (--@jax_rocm_build//rocm:hip_compile_per_target=false): the same objects, byte for byte, as
     the release config compiles them (compressed). Prints each mode's HIP action times."""
     jax_tree = require_jax_tree()
-    flags = ["--config=rocm", "-c", "opt", "--@jax_rocm_build//rocm:offload_compress", SYSTEM_HWLOC, *BUILD_PYTHON,
+    flags = ["--config=rocm", "-c", "opt", "--@jax_rocm_build//rocm:offload_compress", *BUILD_PYTHON,
              f"--repo_env=JAX_SOURCE_DIR={jax_tree}", "--@jax_rocm_build//rocm:amdgpu_targets=gfx942,gfx90a",
              "--output_groups=+hip_objects", "--experimental_profile_include_target_label",
              "--disk_cache="]  # the actions run: their times are printed
@@ -485,10 +478,9 @@ def test_full_modes_release_modules_get_kernels_modes_link_only_runpath(full_baz
 def test_full_modes_release_modules_meet_manylinux_2_28(full_bazel, tmp_path):
     """What full mode can build here of the plugin wheel, with the host toolchain ci_build's
     release builds use (--config=manylinux_2_28), meets manylinux_2_28 (wheel/wheel_audit.py)."""
-    if "TF_SYSTEM_LIBS=xla~~third_party_ext~hwloc" in laid_out_graph():
-        pytest.skip("the laid-out graph takes hwloc from the system (its release archive is a download), which the "
-                    "manylinux_2_28 toolchain cannot compile against (TSL's platform_port: 'hwloc.h' not found, and "
-                    "the wheel would need the system's libhwloc): lay out hwloc's release archive to run this")
+    if "~hwloc=" not in laid_out_graph():
+        pytest.skip("the laid-out graph has no hwloc from source, which TSL's platform code needs under the manylinux_2_28 "
+                    "toolchain: lay the trees out again with tools/real_trees.py --manifest tools/real_trees.toml")
     triton, linalg = release_modules(full_bazel, "--config=manylinux_2_28")
     wheel = one_wheel(tmp_path, [triton, linalg], "cp314")
     python = ensure_venv("tools", CHECKOUT / "requirements-tools.txt", "test_full_mode")

@@ -115,9 +115,9 @@ def test_bazel_features_repositories_answer_for_the_bazel_given(tmp_path):
     assert "    macro = macro,\n" in real_trees.bazel_features_repositories(tmp_path, "8.0.0")["globals/globals.bzl"]
     assert real_trees.bazel_version_key("7.0.0-pre.20230316.2") < real_trees.bazel_version_key("7.0.0")
     rc = real_trees.full_bazelrc({"protobuf": Path("/t/protobuf-v32.1")}, Path("/t/features"))
-    # hwloc from the system first (no git repository gives its release archive), then the trees.
-    assert rc[1:3] == real_trees.SYSTEM_LIBRARIES and "TF_SYSTEM_LIBS=xla~~third_party_ext~hwloc" in rc[1]
-    assert rc[3:] == ["common --override_module=protobuf=/t/protobuf-v32.1",
+    # Only the trees: nothing from the system (hwloc is laid out from a source tarball too).
+    assert not [line for line in rc if "TF_SYSTEM_LIBS" in line or "--define" in line], rc
+    assert rc[1:] == ["common --override_module=protobuf=/t/protobuf-v32.1",
                       "common --override_repository=bazel_features~~version_extension~bazel_features_globals=/t/features/globals",
                       "common --override_repository=bazel_features~~version_extension~bazel_features_version=/t/features/version"]
 
@@ -462,6 +462,13 @@ debian = { source = "dlpack" }
 xla = ["pin"]
 
 [[entry]]
+kind = "archive-dir"
+name = "net_zstd"
+rev = "v1.5.7"
+debian = { source = "libzstd", suite = "trixie", file = "libzstd.tar.xz", sha256 = "00" }
+xla = ["pin"]
+
+[[entry]]
 kind = "load-only-module"
 name = "grpc"
 generator = "curl https://example.invalid | sh"
@@ -475,7 +482,8 @@ repo = "openxla/xla"
     message = str(raised.value)
     for problem in ("entry 5 (modul x): kind must be one of", "entry 6 (module zlib): lacks version",
                     "entry 6 (module zlib): sha not taken by kind module", "repo 'zlib' is not OWNER/NAME",
-                    "xla names no [profile.*]: tip", "debian needs exactly source, file, sha256",
+                    "xla names no [profile.*]: tip", "debian needs source, file, sha256 and may have suite",
+                    "(archive-dir net_zstd): debian's suite must be one of sid, experimental, bookworm, bullseye",
                     "generator must be one of tools/grpc_stub.py", "2 entries of kind xla",
                     "archive dlpack is listed 2 times for profile pin"):
         assert problem in message, (problem, message)
