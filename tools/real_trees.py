@@ -883,8 +883,9 @@ def _fetch_debian(info: dict[str, str], tarball: Path) -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="real_trees-") as tmp:  # under /tmp: the sandbox sees it
-        result = subprocess.run([sys.executable, str(CHECKOUT / "tools" / "sandbox.py"), "run", "--", "sh", "-c",
-                                 APT_SOURCE.format(package=info["source"], suite=info.get("suite", "sid"))], cwd=tmp, capture_output=True, text=True)
+        script = APT_SOURCE.format(package=info["source"], suite=info.get("suite", "sid"))
+        result = subprocess.run([sys.executable, str(CHECKOUT / "tools" / "sandbox.py"), "run", "--", "sh", "-c", script],
+                                cwd=tmp, capture_output=True, text=True)
         got = Path(tmp) / info["file"]
         if result.returncode != 0 or not got.is_file():
             detail = (result.stderr.strip() or result.stdout.strip()).splitlines()[-1:] or ["no such file"]

@@ -11,6 +11,9 @@ own hermetic sandbox needs linux-sandbox, which the project's sandbox does not o
 * the replay catches what it must: the old wrapper, which ran Zig by its absolute path in
   the output base, fails there;
 * the built library and binary hold no output-base or checkout path (strings, .comment);
+* Zig's runtime serves a link wherever it runs: with Zig's lib/ at other inodes (another
+  output base, a cache hit, a remote worker) the wrapper's restamped copy links without
+  building any of it, where an untouched copy makes Zig 0.17 rebuild it all;
 * with a TheRock tarball as the toolkit, the HIP compile's inputs hold the toolkit's clang
   and device bitcode, by exec-root-relative paths, and it replays in isolation too.
 """
@@ -25,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import sandbox, scratch_copy
+from tests.infra.isolated_replay import read_log
 from tests.infra.therock_toolkit import MAKE_TARBALL
 
 pytestmark = pytest.mark.bazel
@@ -123,6 +127,43 @@ def test_the_replay_catches_zig_run_from_the_output_base(workspace):
     for s in zig_spawns:
         assert s["exit"] != 0, s["progress"]
         assert "sdk/zig" in s["stderr"] and "not found" in s["stderr"].lower(), s["stderr"]
+
+
+# A link as bin/cc runs it, from a copy of @zig_sdk (Zig's lib/ at new inodes, as in another
+# output base or on a remote worker) and the runtime this build made or took from the cache:
+# through the wrapper (which restamps its copy of the runtime), then with Zig itself on an
+# untouched copy, stopped after 20 s. ZIG_VERBOSE_CC prints each compile Zig runs.
+RELOCATED_LINK = r"""
+set -e
+execroot=$(bazel info execution_root)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/execroot/external"
+cp -RL "$execroot/external/_main~zig~zig_sdk" "$work/execroot/external/"
+cd "$work/execroot"  # Bazel runs the wrappers by exec-root-relative paths
+sdk=external/_main~zig~zig_sdk
+printf '#include <string>\nstd::string f() { return "f"; }\n' > probe.cc
+"$sdk/bin/cc" -fPIC -O2 -c probe.cc -o probe.o
+runtime=$execroot/$1; shift
+echo "== wrapper"
+ZIG_VERBOSE_CC=1 ZIG_RUNTIME_CACHE=$runtime timeout 300 "$sdk/bin/cc" -shared "$@" -o wrapped.so probe.o 2>&1
+mkdir untouched && cp -RL "$runtime/." untouched/ && chmod -R u+w untouched
+echo "== untouched"
+ZIG_VERBOSE_CC=1 ZIG_LIB_DIR="$sdk/sdk/lib" ZIG_GLOBAL_CACHE_DIR=untouched ZIG_LOCAL_CACHE_DIR=untouched \
+  timeout 20 "$sdk/sdk/zig" c++ -target x86_64-linux-gnu.2.28 -shared "$@" -o untouched.so probe.o 2>&1 || true
+"""
+
+
+def test_zigs_runtime_serves_a_link_where_zigs_files_have_other_inodes(workspace):
+    runtime = next(s for s in read_log(workspace["log"]) if s.get("mnemonic") == "ZigRuntime")
+    out, *link_flags = runtime["commandArgs"][1:]  # bin/build_runtime OUT FLAGS...
+    (workspace["top"] / "relocated.sh").write_text(RELOCATED_LINK)
+    text = in_copy(workspace["copy"], " ".join(map(shlex.quote, ["sh", str(workspace["top"] / "relocated.sh"), out, *link_flags])))
+    wrapped, _, untouched = text.partition("== wrapper")[2].partition("== untouched")
+    # The control: the same copy, not restamped, has Zig compile its runtime again.
+    assert " clang " in untouched, untouched[-2000:]
+    # Restamped: Zig compiled nothing; the link itself ran (its output exists: set -e).
+    assert " clang " not in wrapped and "compiler_rt" not in wrapped, wrapped[-2000:]
 
 
 def test_the_binaries_hold_no_output_base_or_checkout_path(workspace):

@@ -150,7 +150,7 @@ def _zig_runtime_impl(ctx):
     ctx.actions.run(
         executable = ctx.executable.tool,
         arguments = [out.path] + _LINK_FLAGS + _MODE_LINK_FLAGS.get(mode, []) + _RUNTIME_EXTRA_FLAGS.get(mode, []),
-        inputs = ctx.files.zig,
+        inputs = ctx.files.zig + [ctx.file.restamp],
         outputs = [out],
         mnemonic = "ZigRuntime",
         progress_message = "Building Zig's libc++, libunwind and glibc stubs (%s)" % mode,
@@ -161,9 +161,12 @@ zig_runtime = rule(
     implementation = _zig_runtime_impl,
     doc = """Zig's runtime (libc++, libc++abi, libunwind, glibc stubs, crt objects) for the target's
     compilation mode, built once into a tree artifact that is Zig's cache: each link action
-    copies it into its private cache instead of rebuilding it (about 90 s a link on 2 cores).
-    A link whose flags ask for another runtime still succeeds: Zig then builds it privately.""",
+    copies it into its private cache instead of rebuilding it (about 110 s a link on 2 cores),
+    and restamps the copy (`restamp`, built into the tree from zig_cache_restamp.c) so that it
+    hits wherever the link runs. A link whose flags ask for another runtime still succeeds:
+    Zig then builds it privately.""",
     attrs = {
+        "restamp": attr.label(mandatory = True, allow_single_file = [".c"]),
         "tool": attr.label(mandatory = True, allow_single_file = True, executable = True, cfg = "exec"),
         "zig": attr.label(mandatory = True, allow_files = True),
     },
