@@ -45,7 +45,7 @@ from typing import Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sandbox_root import SandboxError, action_cache, log  # noqa: E402
-from sandbox_root.build import ensure, read_stamp, ready_root, remove_tree, require_privileges  # noqa: E402
+from sandbox_root.build import check_prerequisites, ensure, read_stamp, ready_root, remove_tree, require_privileges  # noqa: E402
 from sandbox_root.cache import Paths, flock  # noqa: E402
 from sandbox_root.environment import (  # noqa: E402
     PASS_ENV,
@@ -61,6 +61,13 @@ from sandbox_root.output_bases import orphans, output_bases  # noqa: E402
 
 
 def cmd_ensure(args: argparse.Namespace, paths: Paths) -> int:
+    if args.check:
+        try:
+            check_prerequisites(paths, args.rocm)
+        except SandboxError as e:
+            log(f"error: {e}")
+            return 2
+        return 0
     ensure(paths, args.rocm, args.mirror)
     return 0
 
@@ -257,6 +264,9 @@ def parser() -> argparse.ArgumentParser:
                    help="minimal: hipcc, HIP runtime and headers, rocm-core, device libs; "
                         "full: also rocBLAS, hipBLAS(Lt), hipSOLVER, hipSPARSE, hipFFT, hipRAND, RCCL, MIOpen, rocPRIM, hipCUB, "
                         "ROCm SMI, rocminfo, and hwloc (default: %(default)s; a full root satisfies minimal)")
+    e.add_argument("--check", action="store_true",
+                   help="only check that this machine can build the root where it must (root, or mmdebstrap, uidmap and "
+                        "subordinate ids): exit 2 with one line naming what is missing, before anything is downloaded")
     e.set_defaults(fn=cmd_ensure)
     r = sub.add_parser("run", help="run a command inside the root (ensures it first if there is none)")
     r.add_argument("--rocm", choices=sorted(PROFILES), default=None, help="ensure this profile first")

@@ -87,6 +87,12 @@ def provision(args: argparse.Namespace, rocm: str) -> int:
             print(f"ci_build: host mode: pip could not fetch the pinned PyPI archives into {HOST_DISTDIR} (above); "
                   "your Bazel downloads them itself, or takes them from a --distdir of your bazelrc", file=sys.stderr)
         return 0
+    # What building the sandbox needs of this machine (mmdebstrap without root ...), named before
+    # any download: exit 2 with the sandbox's one line. A check, not a step: not echoed.
+    if not args.dry_run:
+        check = spawn(SANDBOX + ["ensure", "--check", f"--rocm={rocm}"], cwd=CHECKOUT, capture_output=True, text=True)
+        if check.returncode == 2:
+            raise InputError(check.stderr.strip().splitlines()[-1].removeprefix("sandbox: error: "))
     pypi = PREFETCH + ["--pypi-only"]
     print("+ " + shlex.join(pypi) + " &", file=sys.stderr, flush=True)
     background = None if args.dry_run else subprocess.Popen(pypi, cwd=CHECKOUT, preexec_fn=_die_with_ci_build)

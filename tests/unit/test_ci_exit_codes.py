@@ -397,3 +397,31 @@ def test_a_newcomers_typo_is_answered_in_one_line_before_anything_is_made(typo, 
     # sandbox or downloading takes minutes: 10 s tells them apart on a loaded CI machine too.
     assert elapsed < 10, elapsed
     assert not list(cache.iterdir())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="becoming an ordinary user (nobody) needs root")
+def test_a_machine_that_cannot_build_the_sandbox_is_named_before_any_download():
+    """The README's command as an ordinary user the sandbox cannot be built for (nobody has no
+    subordinate ids; without mmdebstrap the same path says so): exit 2 at once, the one line of
+    `tools/sandbox.py ensure --check`, nothing downloaded or built (only ci_build's lock)."""
+    import shutil
+    import tempfile
+
+    home = Path(tempfile.mkdtemp(dir="/tmp"))  # nobody reaches it (pytest's tmp_path lies in root's 0700 folder)
+    try:
+        home.chmod(0o777)
+        started = time.monotonic()
+        result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", f"HOME={home}",
+                                 f"XDG_CACHE_HOME={home}/cache", "/usr/bin/python3", "build/ci_build", "--sources=examples",
+                                 "dist_wheels", f"--output-dir={home}/dist"], cwd=CHECKOUT, capture_output=True, text=True)
+        elapsed = time.monotonic() - started
+        made = [p.relative_to(home) for p in home.rglob("*") if p.is_file()]
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    assert result.returncode == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if "subordinate ids" in line]
+    assert len(errors) == 1 and errors[0].startswith("ci_build: tools/sandbox.py without root ") and \
+        "usermod --add-subuids" in errors[0], result.stderr
+    assert "+ " not in result.stderr and "prefetch" not in result.stderr
+    assert elapsed < 10, elapsed
+    assert all(p.parts[:3] == ("cache", "jax-rocm-build", "locks") for p in made), made

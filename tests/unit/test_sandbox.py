@@ -265,6 +265,37 @@ def test_what_a_rootless_sandbox_lacks_is_one_sentence(monkeypatch, files, which
     assert "as root" in str(e.value) and "build/ci_build --host" in str(e.value), "and the ways around it"
 
 
+def test_without_mmdebstrap_the_check_says_so_before_anything_is_made(monkeypatch, tmp_path):
+    """`ensure --check` (what ci_build runs before any download): an ordinary user whose machine
+    lacks mmdebstrap is told so in one line, exit 2; with the root already built nothing is needed."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(build, "rootless", lambda: True)
+    monkeypatch.setattr(build, "rootless_maps", lambda: None)  # uidmap and subordinate ids present
+    monkeypatch.setattr(build.shutil, "which", lambda tool: None if tool == "mmdebstrap" else f"/usr/bin/{tool}")
+    paths = cache.Paths.default()
+    with pytest.raises(SandboxError) as e:
+        build.check_prerequisites(paths, "minimal")
+    assert "needs mmdebstrap" in str(e.value) and "apt-get install mmdebstrap uidmap" in str(e.value)
+    assert "\n" not in str(e.value) and "as root" in str(e.value)
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("root-*")), "nothing built"
+    monkeypatch.setattr(build, "up_to_date", lambda paths, profile: True)
+    build.check_prerequisites(paths, "minimal")  # a built root needs no mmdebstrap
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="becoming a user without subordinate ids (nobody) needs root")
+def test_the_check_is_exit_2_and_one_line_and_root_passes_it(tmp_path):
+    tmp_path.chmod(0o777)
+    with tempfile.TemporaryDirectory(dir="/tmp") as tools:
+        os.chmod(tools, 0o755)
+        for name in ("newuidmap", "newgidmap"):
+            (Path(tools) / name).write_text("#!/bin/sh\nexit 1\n")
+            (Path(tools) / name).chmod(0o755)
+        result = cli(tmp_path, "ensure", "--check", user="65534", extra_env={"PATH": f"{tools}:{os.environ['PATH']}"})
+    assert result.returncode == 2, result.stderr
+    assert "/etc/subuid gives nobody none" in one_error_line(result)
+    assert cli(tmp_path, "ensure", "--check").returncode == 0  # root builds with debootstrap, which it installs itself
+
+
 def test_a_rootless_sandbox_with_its_ids_maps_them(monkeypatch):
     import grp
     import pwd

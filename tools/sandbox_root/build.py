@@ -308,11 +308,14 @@ def bootstrap_command(partial: Path, paths: Paths, mirror: str) -> Enter:
                       f"--cache-dir={paths.apt_archives}", SUITE, str(partial), mirror), None)
     mmdebstrap = shutil.which("mmdebstrap")
     if mmdebstrap is None:
-        raise SandboxError("building the sandbox without root needs mmdebstrap (Debian 12/Ubuntu 22.04: apt-get install "
-                           "mmdebstrap uidmap, once, by an administrator); or run tools/sandbox.py as root, " + NO_SANDBOX)
+        raise SandboxError(NO_MMDEBSTRAP)
     # No device nodes (a user namespace cannot make them; every command binds the host's /dev).
     return Enter((mmdebstrap, "--mode=root", "--variant=minbase", "--include=ca-certificates",
                   '--aptopt=Acquire::Check-Valid-Until "false"', "--skip=output/dev", SUITE, str(partial), mirror), None)
+
+
+NO_MMDEBSTRAP = ("building the sandbox without root needs mmdebstrap (Debian 12/Ubuntu 22.04: apt-get install "
+                 "mmdebstrap uidmap, once, by an administrator); or run tools/sandbox.py as root, " + NO_SANDBOX)
 
 
 def require_privileges() -> None:
@@ -321,14 +324,31 @@ def require_privileges() -> None:
         rootless_maps()
 
 
+def up_to_date(paths: Paths, profile: str) -> bool:
+    """Whether the current root serves `profile` as it is: `ensure` would do nothing."""
+    root = current_root(paths)
+    stamp = read_stamp(root) if root else None
+    return (plan(stamp, PROFILES[profile]).action == "none" and root is not None
+            and not missing_probes(root, layers_of(stamp)))
+
+
+def check_prerequisites(paths: Paths, profile: str) -> None:
+    """What `ensure` needs of this machine, checked before anything is downloaded or built:
+    nothing when the root is up to date; else root, or user namespaces, uidmap, subordinate
+    ids and mmdebstrap. A SandboxError names the first thing missing and who can add it."""
+    if up_to_date(paths, profile) or not rootless():
+        return
+    rootless_maps()
+    if shutil.which("mmdebstrap") is None:
+        raise SandboxError(NO_MMDEBSTRAP)
+
+
 def ensure(paths: Paths, profile: str, mirror: str) -> Path:
     require_privileges()
     wanted = PROFILES[profile]
-    root = current_root(paths)
-    stamp = read_stamp(root) if root else None
-    p = plan(stamp, wanted)
-    if p.action == "none" and root is not None and not missing_probes(root, layers_of(stamp)):
-        log(f"up to date, nothing to do ({root.name}: {', '.join(n for n, _ in stamp.layers)})")
+    if up_to_date(paths, profile):
+        root = current_root(paths)
+        log(f"up to date, nothing to do ({root.name}: {', '.join(n for n, _ in read_stamp(root).layers)})")
         return root
     with flock(paths.build_lock, exclusive=True, waiting_msg="another `ensure` is building the sandbox; waiting for it"):
         root = current_root(paths)
