@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: where the README main job's Bazel phase goes, and what the shared action cache saves.
 
-    python3 bench/bench_main_job.py [--keep DIR]
+    python3 bench/bench_main_job.py [--keep DIR] [--hip-split]
 
 Runs the Bazel build of `ci_build --sources=examples dist_wheels --allow-stand-ins` (the command
 line its --dry-run prints) three times, each in a fresh copy of the checkout with its own, empty
@@ -17,6 +17,10 @@ ratio to the baseline, the critical path, and the spawns executed vs. taken from
 the baseline and the cold build, each phase's share of the action time (abseil, nanobind,
 JAX's host code, HIP device code, Zig's runtime, links ...) and the time before the first
 compile (loading, repository rules, analysis).
+
+With --hip-split it runs two cold builds without an action cache instead: one clang run per
+HIP source (--//rocm:hip_compile_per_target=false) as the baseline, then one action per GPU
+target (the default), and prints the same report: whether the split makes the main job slower.
 """
 
 from __future__ import annotations
@@ -130,15 +134,24 @@ def report(builds: list[Build]) -> str:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", type=Path, help="work in DIR and keep the copies and profiles (default: a temporary folder)")
+    parser.add_argument("--hip-split", action="store_true",
+                        help="instead, two cold builds without any action cache: one clang run per HIP source "
+                             "(--//rocm:hip_compile_per_target=false, the baseline) against one action per GPU target "
+                             "(the default): what splitting the HIP compiles costs or saves the main job")
     args = parser.parse_args(argv)
+    no_cache = ["--disk_cache="]
+    runs = ((("one clang run per HIP source", "single", [*no_cache, "--//rocm:hip_compile_per_target=false"]),
+             ("one action per GPU target", "split", no_cache)) if args.hip_split else
+            (("baseline", "baseline", ["--sandbox_base=", *no_cache]),
+             ("cold", "cold", None),
+             ("second checkout, warm cache", "second", None)))
     with tempfile.TemporaryDirectory(prefix="bench-main-", dir="/tmp") as tmp:  # /tmp: the sandbox mounts it
         work = args.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         cache = work / "action-cache"
         builds = []
-        for name, folder, extra in (("baseline", "baseline", ["--sandbox_base=", "--disk_cache="]),
-                                    ("cold", "cold", [f"--disk_cache={cache}"]),
-                                    ("second checkout, warm cache", "second", [f"--disk_cache={cache}"])):
+        for name, folder, extra in runs:
+            extra = extra if extra is not None else [f"--disk_cache={cache}"]
             copy = copy_checkout(work / folder)
             prefix, bazel = main_job(copy)
             builds.append(build(name, copy, prefix, bazel, extra, work))
