@@ -1075,10 +1075,8 @@ def manifest_main(argv: list[str]) -> int:
     return status
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if any(a == "--manifest" or a.startswith("--manifest=") for a in argv):
-        return manifest_main(argv)
+def tree_parser() -> argparse.ArgumentParser:
+    """The options of a layout tree by tree (without --manifest)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--manifest", type=Path, metavar="FILE",
@@ -1131,7 +1129,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bazel-version", default="7.7.1",
                         help="the Bazel that reads bazel_features' repositories and rules_python's configuration "
                              "(default: %(default)s, Debian's)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def checked_dest(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Path:
+    """--dest, resolved, once the options hang together (parser.error where they do not)."""
     dest = args.dest.expanduser().resolve()
     if dest == CHECKOUT or CHECKOUT in dest.parents:
         parser.error(f"--dest {dest} is inside this checkout: upstream trees never go into it; choose e.g. ~/.cache/trees")
@@ -1149,80 +1151,119 @@ def main(argv: list[str] | None = None) -> int:
         for spec in specs:
             if "=" not in spec or not Path(spec.split("=", 1)[1]).expanduser().is_dir():
                 parser.error(f"{option} {spec}: expected NAME=DIR with an existing DIR")
+    return dest
+
+
+@dataclasses.dataclass(frozen=True)
+class CoreTrees:
+    """JAX's and XLA's trees, the registry and rules_ml_toolchain as laid out, for env.sh."""
+
+    trees: dict[str, list[Tree]]
+    registry: Tree | None
+    toolchain: Tree | None
+    distdir: Path | None  # where rules_ml_toolchain's archive was rebuilt
+
+
+def lay_out_core(args: argparse.Namespace, dest: Path) -> CoreTrees:
+    """--jax-git, --xla-git (their pins and the revisions asked), --registry-git, --toolchain-git."""
+    trees: dict[str, list[Tree]] = {}
+    for repo, gitdir, revs in (("jax", args.jax_git, args.jax_rev), ("xla", args.xla_git, args.xla_rev)):
+        if gitdir:
+            gd, pinned = git_dir(gitdir.expanduser()), pin(repo)["commit"]
+            trees[repo] = [lay_out(gd, rev, dest, folder_name(repo, rev, pinned)) for rev in dict.fromkeys([pinned, *revs])]
+    registry = lay_out(git_dir(args.registry_git.expanduser()), "HEAD", dest, "registry") if args.registry_git else None
+    toolchain = distdir = None
+    if args.toolchain_git:
+        gd, toolchain_pin = git_dir(args.toolchain_git.expanduser()), pin("rules_ml_toolchain")
+        commit = toolchain_pin["commit"]
+        toolchain = lay_out(gd, commit, dest, f"rules_ml_toolchain-{commit[:12]}")
+        distdir = dest / "distdir"
+        archive = distdir / toolchain_pin["urls"][0].format(commit=commit).rsplit("/", 1)[1]
+        sha256 = github_archive(gd, commit, toolchain_pin["strip_prefix"].format(commit=commit), archive)
+        if sha256 != toolchain_pin["sha256"]:
+            archive.unlink()
+            raise TreeError(f"the rebuilt {archive.name} has sha256 {sha256}, the pin {toolchain_pin['sha256']}: "
+                            "this git's `git archive` differs from GitHub's; let full mode download it instead")
+        print(f"real_trees: {archive}: rebuilt, sha256 matches the pin", file=sys.stderr)
+    return CoreTrees(trees, registry, toolchain, distdir)
+
+
+def lay_out_modules(args: argparse.Namespace, dest: Path) -> tuple[dict[str, Path], Path | None]:
+    """The --module, --graph-module and --module-dir trees: (full.bazelrc's modules by name,
+    bazel_features' repositories for --bazel-version when bazel_features is among them)."""
+    modules: dict[str, Path] = {}
+    features = None
+    registry_modules = (dest / "registry" / "modules") if (dest / "registry" / "modules").is_dir() else None
+    if (args.module or args.graph_module) and registry_modules is None:
+        print(f"real_trees: warning: no registry in {dest} (--registry-git): the --module trees stay as their tags "
+              "are, without the registry's MODULE.bazel, overlay and patches", file=sys.stderr)
+    jax_patches = {p.stem: p.read_bytes() for p in args.jax_patches.glob("*.patch")} if args.jax_patches else {}
+    if args.jax_patches and not jax_patches:
+        raise TreeError(f"--jax-patches: {args.jax_patches} holds no patch yet; a full-mode command writes them, e.g. "
+                        "python3 build/ci_build --mode=full --jax-source-dir=PATH --dry-run ... does not, "
+                        "python3 build/ci_build --mode=full --jax-source-dir=PATH preflight --names-only does")
+    for spec in args.module:
+        name, _, where = spec.partition("=")
+        name, _, version = name.partition("@")
+        gitdir, _, rev = where.rpartition("@")
+        modules[name] = module_tree(name, version or rev.removeprefix("v"), git_dir(Path(gitdir).expanduser()), rev,
+                                    dest / args.modules_folder, f"{name}-{rev}", registry_modules, args.bazel_version,
+                                    jax_patches.get(name)).path
+    for spec in args.graph_module:
+        name, _, where = spec.partition("=")
+        name, _, version = name.partition("@")
+        gitdir, _, rev = where.rpartition("@")
+        module_tree(name, version, git_dir(Path(gitdir).expanduser()), rev, dest / "modules", f"{name}-{version}",
+                    registry_modules, args.bazel_version)
+    for spec in args.module_dir:
+        name, _, folder = spec.partition("=")
+        modules[name] = Path(folder).expanduser().resolve()
+    if "bazel_features" in modules:
+        features = dest / "modules" / f"bazel_features-repositories-{args.bazel_version}"
+        for relative, text in bazel_features_repositories(modules["bazel_features"], args.bazel_version).items():
+            (features / relative).parent.mkdir(parents=True, exist_ok=True)
+            (features / relative).write_text(text)
+    return modules, features
+
+
+def lay_out_archives(args: argparse.Namespace, dest: Path) -> tuple[list[str], list[str]]:
+    """The --archive and --archive-dir archives: (what could not be had, full.bazelrc's
+    --override_repository lines)."""
+    not_rebuilt, overrides = [], []
+    full_xla = args.full_xla.expanduser().resolve() if args.full_xla else (dest / "xla-pin")
+    if not (full_xla / STAMP).is_file():
+        full_xla = None
+    for spec in args.archive:
+        name, _, gitdir = spec.partition("=")
+        gitdir, _, stand_in = gitdir.partition("@")
+        if stand_in and full_xla is None:
+            raise TreeError(f"--archive {spec}: a stand-in revision is for the XLA tree of full.bazelrc (--full-xla)")
+        failed, lines = rebuild_archives(name, dest, full_xla, args.bazel_version, gitdir=git_dir(Path(gitdir).expanduser()),
+                                         stand_in=stand_in or None, full_xla_only=args.archives_for == "full")
+        not_rebuilt += failed
+        overrides += lines
+    for spec in args.archive_dir:
+        name, _, folder = spec.partition("=")
+        if full_xla is None:
+            raise TreeError(f"--archive-dir {spec}: no XLA tree for full.bazelrc (lay out XLA's pin, or name one with --full-xla)")
+        failed, lines = rebuild_archives(name, dest, full_xla, args.bazel_version, folder=Path(folder).expanduser().resolve(),
+                                         full_xla_only=args.archives_for == "full")
+        not_rebuilt += failed
+        overrides += lines
+    return not_rebuilt, overrides
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if any(a == "--manifest" or a.startswith("--manifest=") for a in argv):
+        return manifest_main(argv)
+    parser = tree_parser()
+    args = parser.parse_args(argv)
+    dest = checked_dest(parser, args)
     try:
-        trees: dict[str, list[Tree]] = {}
-        for repo, gitdir, revs in (("jax", args.jax_git, args.jax_rev), ("xla", args.xla_git, args.xla_rev)):
-            if gitdir:
-                gd, pinned = git_dir(gitdir.expanduser()), pin(repo)["commit"]
-                trees[repo] = [lay_out(gd, rev, dest, folder_name(repo, rev, pinned)) for rev in dict.fromkeys([pinned, *revs])]
-        registry = lay_out(git_dir(args.registry_git.expanduser()), "HEAD", dest, "registry") if args.registry_git else None
-        toolchain = distdir = None
-        if args.toolchain_git:
-            gd, toolchain_pin = git_dir(args.toolchain_git.expanduser()), pin("rules_ml_toolchain")
-            commit = toolchain_pin["commit"]
-            toolchain = lay_out(gd, commit, dest, f"rules_ml_toolchain-{commit[:12]}")
-            distdir = dest / "distdir"
-            archive = distdir / toolchain_pin["urls"][0].format(commit=commit).rsplit("/", 1)[1]
-            sha256 = github_archive(gd, commit, toolchain_pin["strip_prefix"].format(commit=commit), archive)
-            if sha256 != toolchain_pin["sha256"]:
-                archive.unlink()
-                raise TreeError(f"the rebuilt {archive.name} has sha256 {sha256}, the pin {toolchain_pin['sha256']}: "
-                                "this git's `git archive` differs from GitHub's; let full mode download it instead")
-            print(f"real_trees: {archive}: rebuilt, sha256 matches the pin", file=sys.stderr)
-        modules: dict[str, Path] = {}
-        features = None
-        registry_modules = (dest / "registry" / "modules") if (dest / "registry" / "modules").is_dir() else None
-        if (args.module or args.graph_module) and registry_modules is None:
-            print(f"real_trees: warning: no registry in {dest} (--registry-git): the --module trees stay as their tags "
-                  "are, without the registry's MODULE.bazel, overlay and patches", file=sys.stderr)
-        jax_patches = {p.stem: p.read_bytes() for p in args.jax_patches.glob("*.patch")} if args.jax_patches else {}
-        if args.jax_patches and not jax_patches:
-            raise TreeError(f"--jax-patches: {args.jax_patches} holds no patch yet; a full-mode command writes them, e.g. "
-                            "python3 build/ci_build --mode=full --jax-source-dir=PATH --dry-run ... does not, "
-                            "python3 build/ci_build --mode=full --jax-source-dir=PATH preflight --names-only does")
-        for spec in args.module:
-            name, _, where = spec.partition("=")
-            name, _, version = name.partition("@")
-            gitdir, _, rev = where.rpartition("@")
-            modules[name] = module_tree(name, version or rev.removeprefix("v"), git_dir(Path(gitdir).expanduser()), rev,
-                                        dest / args.modules_folder, f"{name}-{rev}", registry_modules, args.bazel_version,
-                                        jax_patches.get(name)).path
-        for spec in args.graph_module:
-            name, _, where = spec.partition("=")
-            name, _, version = name.partition("@")
-            gitdir, _, rev = where.rpartition("@")
-            module_tree(name, version, git_dir(Path(gitdir).expanduser()), rev, dest / "modules", f"{name}-{version}",
-                        registry_modules, args.bazel_version)
-        for spec in args.module_dir:
-            name, _, folder = spec.partition("=")
-            modules[name] = Path(folder).expanduser().resolve()
-        if "bazel_features" in modules:
-            features = dest / "modules" / f"bazel_features-repositories-{args.bazel_version}"
-            for relative, text in bazel_features_repositories(modules["bazel_features"], args.bazel_version).items():
-                (features / relative).parent.mkdir(parents=True, exist_ok=True)
-                (features / relative).write_text(text)
-        not_rebuilt, overrides = [], []
-        full_xla = args.full_xla.expanduser().resolve() if args.full_xla else (dest / "xla-pin")
-        if not (full_xla / STAMP).is_file():
-            full_xla = None
-        for spec in args.archive:
-            name, _, gitdir = spec.partition("=")
-            gitdir, _, stand_in = gitdir.partition("@")
-            if stand_in and full_xla is None:
-                raise TreeError(f"--archive {spec}: a stand-in revision is for the XLA tree of full.bazelrc (--full-xla)")
-            failed, lines = rebuild_archives(name, dest, full_xla, args.bazel_version, gitdir=git_dir(Path(gitdir).expanduser()),
-                                             stand_in=stand_in or None, full_xla_only=args.archives_for == "full")
-            not_rebuilt += failed
-            overrides += lines
-            distdir = dest / "distdir"
-        for spec in args.archive_dir:
-            name, _, folder = spec.partition("=")
-            if full_xla is None:
-                raise TreeError(f"--archive-dir {spec}: no XLA tree for full.bazelrc (lay out XLA's pin, or name one with --full-xla)")
-            failed, lines = rebuild_archives(name, dest, full_xla, args.bazel_version, folder=Path(folder).expanduser().resolve(),
-                                             full_xla_only=args.archives_for == "full")
-            not_rebuilt += failed
-            overrides += lines
+        core = lay_out_core(args, dest)
+        modules, features = lay_out_modules(args, dest)
+        not_rebuilt, overrides = lay_out_archives(args, dest)
         full_rc = None
         if modules or overrides:
             full_rc = dest / args.full_rc
@@ -1233,7 +1274,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"real_trees: error: {e}", file=sys.stderr)
         return 1
     env = dest / args.env_file
-    lines = merged(env.read_text() if env.is_file() else "", env_lines(trees, registry, toolchain, distdir, full_rc,
+    distdir = dest / "distdir" if args.archive else core.distdir
+    lines = merged(env.read_text() if env.is_file() else "", env_lines(core.trees, core.registry, core.toolchain, distdir, full_rc,
                                                                      (dest / "modules") if args.graph_module else None))
     env.write_text("\n".join(lines) + "\n")
     print(env.read_text(), end="")
@@ -1241,7 +1283,6 @@ def main(argv: list[str] | None = None) -> int:
     for failure in not_rebuilt:
         print(f"real_trees: error: {failure}", file=sys.stderr)
     return 1 if not_rebuilt else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
