@@ -119,8 +119,10 @@ WHEEL_TOOLS = Layer(
     probes=("usr/lib/python3/dist-packages/packaging/version.py", "usr/lib/python3/dist-packages/elftools/elf/elffile.py"),
 )
 # What XLA's ROCm runtime needs beyond JAX's kernels (full mode): ROCm SMI for the GPU
-# topology helpers of xla/stream_executor/rocm, and hwloc, which XLA takes from the system
-# offline (TF_SYSTEM_LIBS; its release archive cannot be rebuilt from git). rocprofiler-sdk,
+# topology helpers of xla/stream_executor/rocm. libhwloc-dev served XLA's system hwloc, which
+# the laid-out graph no longer uses (tools/real_trees.toml builds hwloc from source, as the
+# manylinux_2_28 toolchain needs): it goes with the next change of this layer, which rebuilds
+# every user's root from here up. rocprofiler-sdk,
 # which XLA's tracer needs, is in no Debian suite: the tracer compiles only against a
 # toolkit that has it.
 XLA_RUNTIME_DEPS = Layer(
