@@ -139,19 +139,17 @@ def main(argv: list[str]) -> int:
                              "(--//rocm:hip_compile_per_target=false, the baseline) against one action per GPU target "
                              "(the default): what splitting the HIP compiles costs or saves the main job")
     args = parser.parse_args(argv)
-    no_cache = ["--disk_cache="]
-    runs = ((("one clang run per HIP source", "single", [*no_cache, "--//rocm:hip_compile_per_target=false"]),
-             ("one action per GPU target", "split", no_cache)) if args.hip_split else
-            (("baseline", "baseline", ["--sandbox_base=", *no_cache]),
-             ("cold", "cold", None),
-             ("second checkout, warm cache", "second", None)))
     with tempfile.TemporaryDirectory(prefix="bench-main-", dir="/tmp") as tmp:  # /tmp: the sandbox mounts it
         work = args.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        cache = work / "action-cache"
+        no_cache, cache = ["--disk_cache="], [f"--disk_cache={work / 'action-cache'}"]
+        runs = ((("one clang run per HIP source", "single", [*no_cache, "--//rocm:hip_compile_per_target=false"]),
+                 ("one action per GPU target", "split", no_cache)) if args.hip_split else
+                (("baseline", "baseline", ["--sandbox_base=", *no_cache]),
+                 ("cold", "cold", cache),
+                 ("second checkout, warm cache", "second", cache)))
         builds = []
         for name, folder, extra in runs:
-            extra = extra if extra is not None else [f"--disk_cache={cache}"]
             copy = copy_checkout(work / folder)
             prefix, bazel = main_job(copy)
             builds.append(build(name, copy, prefix, bazel, extra, work))

@@ -336,10 +336,10 @@ def check_prerequisites(paths: Paths, profile: str) -> None:
     """What `ensure` needs of this machine, checked before anything is downloaded or built:
     nothing when the root is up to date; else root, or user namespaces, uidmap, subordinate
     ids and mmdebstrap. A SandboxError names the first thing missing and who can add it."""
-    if up_to_date(paths, profile) or not rootless():
+    if up_to_date(paths, profile):
         return
-    rootless_maps()
-    if shutil.which("mmdebstrap") is None:
+    require_privileges()
+    if rootless() and shutil.which("mmdebstrap") is None:
         raise SandboxError(NO_MMDEBSTRAP)
 
 
