@@ -133,12 +133,16 @@ def report(builds: list[Build]) -> str:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--keep", type=Path, help="work in DIR and keep the copies and profiles (default: a temporary folder)")
+    parser.add_argument("--keep", type=Path, help="work in DIR, under /tmp, and keep the copies and profiles (default: a "
+                        "temporary folder)")
     parser.add_argument("--hip-split", action="store_true",
                         help="instead, two cold builds without any action cache: one clang run per HIP source "
                              "(--//rocm:hip_compile_per_target=false, the baseline) against one action per GPU target "
                              "(the default): what splitting the HIP compiles costs or saves the main job")
     args = parser.parse_args(argv)
+    if args.keep and not args.keep.resolve().is_relative_to("/tmp"):
+        parser.error(f"--keep {args.keep}: the builds run in the sandbox, which mounts /tmp but not that folder (Bazel "
+                     "would write its profile and cache where this script cannot read them): give a folder under /tmp")
     with tempfile.TemporaryDirectory(prefix="bench-main-", dir="/tmp") as tmp:  # /tmp: the sandbox mounts it
         work = args.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
