@@ -1,11 +1,16 @@
 """Public API of the wheel rules: the two ROCm wheels of JAX.
 
-    load("//wheel:defs.bzl", "jax_rocm_pjrt_wheel", "jax_rocm_plugin_wheels")
+    load("//wheel:defs.bzl", "jax_rocm_pjrt_wheel", "jax_rocm_plugin_wheels", "rocm_wheel_set")
 
 jax_rocm<N>_pjrt: the PJRT plugin (xla_rocm_plugin.so) and its Python loader, for any
 Python (py3-none-<platform>). jax_rocm<N>_plugin: the FFI extension modules, one wheel
 per Python of @local_config_python (cpXY-cpXY-<platform>), requiring the pjrt wheel of
 the same version. N is the configured ROCm's major version.
+
+Each wheel's description (RocmWheelInfo.description, in the `rocm_wheel_info` output group,
+which rocm_wheel_set keeps) names its .whl, version, tags and build_info.json:
+
+    bazel cquery --config=rocm --output=files --output_groups=rocm_wheel_info //:jax_rocm_wheels
 
 build_info.json says for every artifact whose code it is: `jax` (with @jax's tree:
 commit, sha256, pinned or local) or `xla`, or `examples` with the stand-in targets
@@ -15,7 +20,11 @@ description too.
 
 load("@local_config_python//:defs.bzl", "EXT_SUFFIX", "PYTHON_VERSIONS")
 load("@local_config_rocm//:build_defs.bzl", "rocm_only")
-load("//wheel/private:wheel.bzl", "rocm_wheel")
+load("//wheel/private:wheel.bzl", "rocm_wheel", _RocmWheelInfo = "RocmWheelInfo", _WHEEL_INFO_GROUP = "WHEEL_INFO_GROUP", _rocm_wheel_set = "rocm_wheel_set")
+
+RocmWheelInfo = _RocmWheelInfo
+WHEEL_INFO_GROUP = _WHEEL_INFO_GROUP
+rocm_wheel_set = _rocm_wheel_set
 
 # No license classifier: METADATA carries License-Expression (PEP 639), which replaces them.
 _CLASSIFIERS = [
@@ -86,4 +95,4 @@ def jax_rocm_plugin_wheels(name, modules, package_files, description = None, **k
             **kwargs
         )
         wheels.append(wheel)
-    native.filegroup(name = name, srcs = wheels, **kwargs)
+    rocm_wheel_set(name = name, wheels = wheels, **kwargs)

@@ -13,7 +13,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import shlex
 import shutil
 import sys
 import tempfile
@@ -25,9 +24,9 @@ from . import full, inputs, pythons, sandbox, sources, toolkit, wheels
 from .options import RBE_CONFIGS
 from .paths import CACHE, CHECKOUT, OURS
 
-# @local_config_rocm's canonical name in each mode's graph: its rocm_config.json lies in
-# <output base>/external/<name>/ once the repository rule ran.
-ROCM_REPOSITORY = {"kernels": "_main~rocm~local_config_rocm", "full": full.OUR_ROCM}
+# The finder's answer, as the root module of either mode's graph names it (kernels mode's and
+# full/MODULE.bazel both use_repo our @local_config_rocm).
+ROCM_CONFIG = "@local_config_rocm//:rocm_config.json"
 
 
 # --compiler=clang: the sandbox's clang (Debian sid's LLVM 22).
@@ -89,29 +88,26 @@ def say_why_it_failed(args: argparse.Namespace, rc: int, command: list[str], out
         full.say_stop_line(args, "dist_wheels", output)
 
 
-def check_fetched_toolkit(args: argparse.Namespace, bazel: list[str], build_args: list[str]) -> int:
+def check_fetched_toolkit(args: argparse.Namespace, plan: BuildPlan) -> int:
     """--rocm-version against a TheRock tarball's own manifest, before the compile: `bazel build
     --nobuild` with the build's own flags runs the repository rule (download, extraction, the
-    finder) and the analysis the build then reuses; its rocm_config.json says the release."""
+    finder) and the analysis the build then reuses; its rocm_config.json, which Bazel names
+    (@local_config_rocm, whatever the repository's canonical name), says the release."""
     name = toolkit.tarball_release(args)[0]
     print(f"ci_build dist_wheels: fetching {name} to check --rocm-version={args.rocm_version} against its manifest "
           "before anything compiles", file=sys.stderr, flush=True)
-    command = bazel + ["build", "--nobuild", *build_args]
+    command = plan.bazel + ["build", "--nobuild", *plan.build_args]
     rc, output = sandbox.run_bazel(command, dry_run=False)
     if rc:
         say_why_it_failed(args, rc, command, output)
         return rc
-    info = bazel + ["info", *build_args[:-1], "output_base"]  # the build's options: nothing re-analysed
-    print("+ " + shlex.join(info), file=sys.stderr, flush=True)
-    result = sandbox.spawn(info, cwd=CHECKOUT, capture_output=True, text=True)
-    config_json = Path(result.stdout.strip().splitlines()[-1] if result.stdout.strip() else "?") / "external" / \
-        ROCM_REPOSITORY[args.mode] / "rocm_config.json"
+    queried = wheels.query_files(plan.bazel, plan.flags, ROCM_CONFIG)
     try:
-        config = json.loads(config_json.read_text())
-    except (OSError, ValueError) as e:
-        print(result.stderr[-2000:], file=sys.stderr)
-        print(f"ci_build dist_wheels: cannot read what the repository rule found ({config_json}: {e})", file=sys.stderr)
-        return result.returncode or 1
+        config = json.loads(queried.paths[0].read_text())
+    except (AttributeError, IndexError, OSError, ValueError) as e:
+        print(f"ci_build dist_wheels: cannot read what the repository rule found ({ROCM_CONFIG}: "
+              f"{e if queried else 'Bazel did not name it'})", file=sys.stderr)
+        return 1
     versions = [config.get("rocm_version"), (config.get("therock") or {}).get("rocm_package_version")]
     if not inputs.version_agrees(args.rocm_version, versions):
         raise inputs.InputError(toolkit.version_mismatch(args.rocm_version, f"{name}, by its manifest,", versions))
@@ -146,14 +142,16 @@ def check_dist_wheels(args: argparse.Namespace) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class BuildPlan:
-    """One `bazel build` of wheels: the command up to `build`, its arguments, the workspace whose
-    bazel-bin receives the wheels (None: the checkout's), the Pythons of its plugin wheels, and
-    whether it builds the PJRT wheel too."""
+    """One `bazel build` of wheels: the command up to `build`, its flags, the wheel target (a
+    rocm_wheel_set), and the Pythons of its plugin wheels."""
     bazel: list[str]
-    build_args: list[str]
-    workspace: Path | None
+    flags: list[str]
+    target: str
     interpreters: list[pythons.Interpreter]
-    builds_pjrt: bool = True
+
+    @property
+    def build_args(self) -> list[str]:
+        return [*self.flags, self.target]
 
     @property
     def command(self) -> list[str]:
@@ -224,15 +222,14 @@ def plan_build(args: argparse.Namespace, interpreters: list[pythons.Interpreter]
     preparation failed."""
     binds = [i.bind for i in interpreters if i.bind]
     if args.mode != "full":
-        return [BuildPlan(sandbox.bazel(args, binds), [*kernels_build_flags(args, interpreters), PJRT_AND_PLUGIN],
-                          None, interpreters)]
+        return [BuildPlan(sandbox.bazel(args, binds), kernels_build_flags(args, interpreters), PJRT_AND_PLUGIN,
+                          interpreters)]
     rc = full.prepare(args)
     if rc:
         return rc
     bazel = full.full_bazel(args, binds)
     flags = full.full_flags(args, release_configs(args)) + wheels.wheel_flags(args) + reproducible()
-    return [BuildPlan(bazel, [*flags, *full.full_python(python), PJRT_AND_PLUGIN if n == 0 else PLUGIN_ONLY],
-                      full.FULL, [python], builds_pjrt=n == 0)
+    return [BuildPlan(bazel, [*flags, *full.full_python(python)], PJRT_AND_PLUGIN if n == 0 else PLUGIN_ONLY, [python])
             for n, python in enumerate(interpreters)]
 
 
@@ -291,7 +288,7 @@ def build_one(args: argparse.Namespace, plan: BuildPlan, required: str | None) -
     """One Bazel run of the wheels: built, checked for stand-ins, audited, then built again with
     the tag the audit allows; the tagged wheels' paths, or an exit code."""
     if args.mode == "full":  # where the graph cannot be complete (offline, no LLVM): as much as can be had
-        rc = full.build_what_can_be_built(args, "dist_wheels", plan.bazel, plan.build_args[:-1], plan.build_args[-1:])
+        rc = full.build_what_can_be_built(args, "dist_wheels", plan.bazel, plan.flags, [plan.target])
     else:
         rc, output = sandbox.run_bazel(plan.command, args.dry_run)
         sandbox.say_damaged_outputs_hint("dist_wheels", rc, plan.command, output)
@@ -299,19 +296,26 @@ def build_one(args: argparse.Namespace, plan: BuildPlan, required: str | None) -
         return rc
     if args.dry_run:
         return []
-    paths = wheels.built_wheels(plan.interpreters, plan.workspace, plan.builds_pjrt)
-    if not paths:
-        print("ci_build dist_wheels: Bazel succeeded but wrote no wheel", file=sys.stderr)
+    built = wheels.built_wheels(plan.bazel, plan.flags, plan.target)
+    if not built:
+        print(f"ci_build dist_wheels: Bazel built {plan.target} but names no wheel of it (see above)", file=sys.stderr)
         return 1
-    if refuse_unlabelled_release(args, [wheels.read_wheel(path) for path in paths]):
+    if refuse_unlabelled_release(args, built):
         return 1
     step(2, "auditing the manylinux policy (ROCm libraries excluded)")
-    tag = audited_tag(paths, required)
+    tag = audited_tag([w.path for w in built], required)
     if tag is None:
         return 1
     step(3, f"tagging the wheels {tag}")
-    rc = sandbox.run(plan.command + [f"--{OURS}wheel:platform_tag={tag}"], dry_run=False)
-    return rc or wheels.built_wheels(plan.interpreters, plan.workspace, plan.builds_pjrt)
+    tagged = [*plan.flags, f"--{OURS}wheel:platform_tag={tag}"]
+    rc = sandbox.run(plan.bazel + ["build", *tagged, plan.target], dry_run=False)
+    if rc:
+        return rc
+    built = wheels.built_wheels(plan.bazel, tagged, plan.target)
+    if not built:
+        print(f"ci_build dist_wheels: Bazel tagged {plan.target} but names no wheel of it (see above)", file=sys.stderr)
+        return 1
+    return [w.path for w in built]
 
 
 def collect(paths: list[Path], output_dir: Path) -> int:
@@ -342,7 +346,7 @@ def cmd_dist_wheels(args: argparse.Namespace) -> int:
             print(f"# first: the same build with --nobuild (the repository rule fetches the tarball), then "
                   f"--rocm-version={args.rocm_version} against its manifest (rocm_config.json)", file=sys.stderr)
         else:
-            rc = check_fetched_toolkit(args, plans[0].bazel, plans[0].build_args)
+            rc = check_fetched_toolkit(args, plans[0])
             if rc:
                 return rc
     built: list[Path] = []

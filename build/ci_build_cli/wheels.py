@@ -1,5 +1,6 @@
-"""The wheels of a build: their version flags, where Bazel leaves them, what each holds (read
-once), the manylinux audit and tag, and their way into --output-dir."""
+"""The wheels of a build: their version flags, where Bazel says it left them (their
+descriptions, wheel/private/wheel.bzl's RocmWheelInfo), what each holds, the manylinux audit
+and tag, and their way into --output-dir."""
 
 from __future__ import annotations
 
@@ -20,10 +21,9 @@ from tools import manylinux
 from tools.digest import sha256_of
 from tools.venvs import ensure_venv
 
-from . import sources
+from . import sandbox, sources
 from .inputs import InputError
 from .paths import CHECKOUT, OURS
-from .pythons import Interpreter
 
 WHEEL_AUDIT = CHECKOUT / "wheel" / "wheel_audit.py"
 TOOLS_REQUIREMENTS = CHECKOUT / "requirements-tools.txt"
@@ -48,17 +48,14 @@ def wheel_flags(args: argparse.Namespace) -> list[str]:
     return flags
 
 
-def built_wheels(interpreters: list[Interpreter], workspace: Path | None = None, pjrt: bool = True) -> list[Path]:
-    """The wheels of this build in bazel-bin (of the checkout, or of full/): the pjrt wheel (where
-    the build made it) and one plugin wheel per requested Python (bazel-bin may still hold plugin
-    wheels of other Pythons)."""
-    dirs = ["jax_rocm_pjrt_wheel"] * pjrt + [f"jax_rocm_plugin_wheel_cp{i.version.replace('.', '')}" for i in interpreters]
-    return [w for d in dirs for w in sorted(((workspace or CHECKOUT) / "bazel-bin" / d).glob("*.whl"))]
+# wheel/private/wheel.bzl's WHEEL_INFO_GROUP: each wheel's description (the wheel's path,
+# version, tags, build_info.json), which Bazel names on request (a unit test ties the two).
+WHEEL_INFO_GROUP = "rocm_wheel_info"
 
 
 @dataclasses.dataclass(frozen=True)
 class BuiltWheel:
-    """What ci_build needs of a built wheel, read in one pass: its build_info.json ({} if none)."""
+    """A wheel, with its build_info.json ({} if none): as its description says, or as read_wheel reads it."""
     path: Path
     build_info: dict
 
@@ -72,6 +69,60 @@ def read_wheel(path: Path) -> BuiltWheel:
     with zipfile.ZipFile(path) as z:
         names = [n for n in z.namelist() if n.endswith("/build_info.json")]
         return BuiltWheel(path, json.loads(z.read(names[0])) if names else {})
+
+
+def _bazel_says(bazel: list[str], command: list[str]) -> str | None:
+    """The standard output of a Bazel query or info command run as the build runs Bazel; None,
+    with Bazel's own words, where it failed."""
+    cmd = bazel + command
+    print("+ " + shlex.join(cmd), file=sys.stderr, flush=True)
+    result = sandbox.spawn(cmd, cwd=CHECKOUT, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.stderr.write(result.stderr[-2000:])
+        return None
+    return result.stdout
+
+
+@dataclasses.dataclass(frozen=True)
+class QueriedFiles:
+    """Files Bazel named (by their paths from its execution root), and where that root and the
+    output base are."""
+    execution_root: Path
+    output_base: Path
+    files: tuple[str, ...]
+
+    @property
+    def paths(self) -> list[Path]:
+        """Absolute paths: an external repository's file (external/<repository>/...) from the output
+        base, where Bazel keeps the repository (the execution root links to it only once it ran actions)."""
+        return [(self.output_base if f.startswith("external/") else self.execution_root) / f for f in self.files]
+
+
+def query_files(bazel: list[str], flags: list[str], target: str, output_group: str | None = None) -> QueriedFiles | None:
+    """The files Bazel says `target` has (in `output_group`, else its default outputs): `cquery
+    --output=files` with the build's own flags (the same configuration, so the build's analysis
+    serves). None where Bazel could not answer (it said why)."""
+    groups = [f"--output_groups={output_group}"] if output_group else []
+    listed = _bazel_says(bazel, ["cquery", *flags, "--output=files", *groups, target])
+    info = _bazel_says(bazel, ["info", *flags, "execution_root", "output_base"]) if listed is not None else None
+    where = dict(line.split(": ", 1) for line in (info or "").splitlines() if ": " in line)
+    if "execution_root" not in where or "output_base" not in where:
+        return None
+    return QueriedFiles(Path(where["execution_root"]), Path(where["output_base"]), tuple(listed.split()))
+
+
+def built_wheels(bazel: list[str], flags: list[str], target: str) -> list[BuiltWheel]:
+    """The wheels `bazel build *flags target` made, from their descriptions, which Bazel names
+    (the rocm_wheel_info output group): no folder name, no glob of bazel-bin. Each description
+    gives its wheel's path from the execution root and its build_info.json."""
+    queried = query_files(bazel, flags, target, WHEEL_INFO_GROUP)
+    if queried is None:
+        return []
+    wheels = []
+    for path in queried.paths:
+        description = json.loads(path.read_text())
+        wheels.append(BuiltWheel(queried.execution_root / description["wheel"], description.get("build_info") or {}))
+    return wheels
 
 
 def audit_wheels(wheels: list[Path], manylinux: str | None) -> dict | None:

@@ -687,28 +687,69 @@ def test_a_source_dir_that_is_missing_fails(tmp_path, monkeypatch, capsys):
 
 
 @pytest.fixture
-def bazel_bin(tmp_path, monkeypatch) -> Path:
-    checkout = tmp_path / "checkout"
-    for rel in ("jax_rocm_pjrt_wheel/a.whl", "jax_rocm_plugin_wheel_cp311/b.whl",
-                "jax_rocm_plugin_wheel_cp314/c.whl", "jax_rocm_plugin_wheel_cp311/notes.txt"):
-        path = checkout / "bazel-bin" / rel
+def built(tmp_path) -> list[Path]:
+    """Two wheels where a build left them (any folder: ci_build is told where)."""
+    paths = []
+    for rel in ("somewhere/a.whl", "else/b.whl"):
+        path = tmp_path / "checkout" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(rel.encode() * 100)
-    monkeypatch.setattr(wheels, "CHECKOUT", checkout)
-    return checkout / "bazel-bin"
+        paths.append(path)
+    return paths
 
 
-def test_built_wheels_are_those_of_the_requested_pythons(bazel_bin):
-    py311 = pythons.Interpreter("3.11", "/usr/bin/python3.11", None)
-    py314 = pythons.Interpreter("3.14", "/usr/bin/python3.14", None)
-    assert wheels.built_wheels([py311]) == [bazel_bin / "jax_rocm_pjrt_wheel/a.whl",
-                                              bazel_bin / "jax_rocm_plugin_wheel_cp311/b.whl"]
-    assert wheels.built_wheels([py311, py314])[-1] == bazel_bin / "jax_rocm_plugin_wheel_cp314/c.whl"
-    assert wheels.built_wheels([]) == [bazel_bin / "jax_rocm_pjrt_wheel/a.whl"]
+def fake_bazel_naming(monkeypatch, execution_root: Path, named: dict[str, list[str]]) -> list[list[str]]:
+    """sandbox.spawn as Bazel answers `cquery --output=files` (for each target, the files
+    `named` lists, from the execution root) and `info execution_root`; the commands it got."""
+    asked = []
+
+    def spawn(cmd, **kw):
+        asked.append(cmd)
+        if "cquery" in cmd:
+            return subprocess.CompletedProcess(cmd, 0, "".join(f + "\n" for f in named[cmd[-1]]), "")
+        assert "info" in cmd and cmd[-2:] == ["execution_root", "output_base"], cmd
+        return subprocess.CompletedProcess(cmd, 0, f"execution_root: {execution_root}\noutput_base: /nowhere\n", "")
+
+    monkeypatch.setattr(sandbox, "spawn", spawn)
+    return asked
 
 
-def test_collect_wheels_copies_and_replaces(bazel_bin, tmp_path):
-    built = wheels.built_wheels([pythons.Interpreter("3.11", "/usr/bin/python3.11", None)])
+def test_built_wheels_are_the_ones_bazel_names_in_whatever_folder(monkeypatch, tmp_path):
+    """The wheel rule's folders renamed (nothing like jax_rocm_*_wheel): ci_build takes the wheels
+    from the descriptions Bazel names, never from a glob of bazel-bin."""
+    root = tmp_path / "execroot"
+    descriptions = []
+    for n, (folder, name, info) in enumerate([("out/renamed_pjrt", "jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl", {}),
+                                              ("out/other/cp313", "jax_rocm7_plugin-0.10.2-cp313-cp313-linux_x86_64.whl",
+                                               {"artifacts": {"_linalg.so": {"origin": "examples"}}})]):
+        (root / folder).mkdir(parents=True)
+        (root / folder / name).write_bytes(b"wheel")
+        description = root / "out" / f"described_{n}.json"
+        description.write_text(json.dumps({"wheel": f"{folder}/{name}", "build_info": info}))
+        descriptions.append(f"out/described_{n}.json")
+    (root / "bazel-bin" / "jax_rocm_pjrt_wheel").mkdir(parents=True)
+    (root / "bazel-bin" / "jax_rocm_pjrt_wheel" / "stale.whl").write_bytes(b"an earlier build's")
+    asked = fake_bazel_naming(monkeypatch, root, {"//:jax_rocm_wheels": descriptions})
+    got = wheels.built_wheels(["bazel"], ["--config=rocm"], "//:jax_rocm_wheels")
+    assert [w.path for w in got] == [root / "out/renamed_pjrt/jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl",
+                                     root / "out/other/cp313/jax_rocm7_plugin-0.10.2-cp313-cp313-linux_x86_64.whl"]
+    assert got[1].stand_ins == ["_linalg.so"] and got[0].stand_ins == []
+    # The build's own flags, so the same configuration; the group wheel.bzl puts descriptions in.
+    assert asked[0] == ["bazel", "cquery", "--config=rocm", "--output=files", "--output_groups=rocm_wheel_info",
+                        "//:jax_rocm_wheels"]
+
+
+def test_the_wheel_info_group_is_the_wheel_rules():
+    assert f'WHEEL_INFO_GROUP = "{wheels.WHEEL_INFO_GROUP}"' in (CHECKOUT / "wheel/private/wheel.bzl").read_text()
+
+
+def test_a_query_bazel_cannot_answer_names_no_wheel(monkeypatch, capsys):
+    monkeypatch.setattr(sandbox, "spawn", lambda cmd, **kw: subprocess.CompletedProcess(cmd, 2, "", "ERROR: no such target"))
+    assert wheels.built_wheels(["bazel"], [], "//:jax_rocm_wheels") == []
+    assert "ERROR: no such target" in capsys.readouterr().err
+
+
+def test_collect_wheels_copies_and_replaces(built, tmp_path):
     out = tmp_path / "out" / "dist"
     out.mkdir(parents=True)
     (out / "a.whl").write_bytes(b"stale")
@@ -721,8 +762,7 @@ def test_collect_wheels_copies_and_replaces(bazel_bin, tmp_path):
     assert wheels.collect_wheels(built, tmp_path / "new" / "dir")[0].path.is_file()
 
 
-def test_a_full_disk_leaves_no_partial_wheel_and_no_folder_of_its_own(bazel_bin, tmp_path, monkeypatch):
-    built = wheels.built_wheels([pythons.Interpreter("3.11", "/usr/bin/python3.11", None)])
+def test_a_full_disk_leaves_no_partial_wheel_and_no_folder_of_its_own(built, tmp_path, monkeypatch):
     real_copy = shutil.copyfile
 
     def copy_until_full(source, target):
@@ -1095,13 +1135,20 @@ def fetched(recorded, monkeypatch, tmp_path):
     monkeypatch.setattr(sandbox, "CACHE", tmp_path)
     monkeypatch.setattr(dist_wheels, "CACHE", tmp_path)  # where a run keeps each build's wheels aside
     output_base = tmp_path / "output_base"
-    config = output_base / "external" / dist_wheels.ROCM_REPOSITORY["kernels"] / "rocm_config.json"
+    # Wherever Bazel keeps it (a canonical name of any spelling): ci_build reads what Bazel names.
+    config = output_base / "external" / "any+name" / "rocm_config.json"
     config.parent.mkdir(parents=True)
     config.write_text(json.dumps({"rocm_version": "7.10.0a20251120", "therock": {"rocm_package_version": "7.10.0a20251120"}}))
     infos = []
-    monkeypatch.setattr(sandbox, "spawn",
-                        lambda cmd, **kw: infos.append(cmd) or subprocess.CompletedProcess(cmd, 0, f"{output_base}\n", ""))
-    monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None, pjrt=True: [])
+
+    def spawn(cmd, **kw):
+        infos.append(cmd)
+        answer = ("external/any+name/rocm_config.json" if "cquery" in cmd else
+                  f"execution_root: {tmp_path / 'execroot'}\noutput_base: {output_base}")
+        return subprocess.CompletedProcess(cmd, 0, answer + "\n", "")
+
+    monkeypatch.setattr(sandbox, "spawn", spawn)
+    monkeypatch.setattr(wheels, "built_wheels", lambda bazel, flags, target: [])
     tarball = therock_tarball(tmp_path / "rocm-nightly.tar.gz")  # its name says no release
     argv = [a for a in DRY_RUN if a != "--dry-run"] + [f"--therock-path={tarball}", f"--output-dir={tmp_path / 'dist'}"]
     return argv, infos
@@ -1113,7 +1160,10 @@ def test_a_rocm_version_the_manifest_contradicts_fails_before_the_compile(fetche
     builds = [cmd for cmd, _ in recorded if "//:jax_rocm_wheels" in cmd]
     assert len(builds) == 1 and "--nobuild" in builds[0]  # the compile never started
     infos = [cmd for cmd in infos if "--check" not in cmd]  # the sandbox's prerequisite check comes first
-    assert infos and infos[0][-1] == "output_base" and "info" in infos[0] and "--config=rocm_release" in infos[0]
+    # Bazel names the file: @local_config_rocm as the root module sees it, in the build's configuration.
+    assert infos and infos[0][-1] == "@local_config_rocm//:rocm_config.json" and "cquery" in infos[0]
+    assert "--output=files" in infos[0] and "--config=rocm_release" in infos[0]
+    assert "info" in infos[1] and infos[1][-2:] == ["execution_root", "output_base"]
     err = capsys.readouterr().err
     assert ("\nci_build: --rocm-version=7.2.4, but the TheRock tarball rocm-nightly.tar.gz, by its manifest, is "
             "ROCm 7.10.0a20251120, 7.10.0a20251120; point the build at that release") in err
@@ -1128,13 +1178,13 @@ def test_a_rocm_version_the_manifest_agrees_with_goes_on_to_the_compile(fetched,
     assert [w for w in builds[0] if w != "--nobuild"] == builds[1]  # the same flags: the build reuses the analysis
     err = capsys.readouterr().err
     assert "fetching the TheRock tarball rocm-nightly.tar.gz to check --rocm-version=7.10.0 against its manifest" in err
-    assert "Bazel succeeded but wrote no wheel" in err
+    assert "Bazel built //:jax_rocm_wheels but names no wheel of it" in err
 
 
 def test_each_built_wheel_is_read_once(recorded, monkeypatch, tmp_path, capsys):
-    """build_info.json of the built wheels (stand-ins, the toolkit line), then the tagged wheels
-    once each, by their copy aside (a later Python's build rewrites bazel-bin), and the copies
-    once each, by their copy into --output-dir (whose sha256 the summary prints)."""
+    """The tagged wheels once each, by their copy aside (a later Python's build rewrites bazel-bin),
+    and the copies once each, by their copy into --output-dir (whose sha256 the summary prints);
+    the first copy once more, for the toolkit line."""
     bazel_bin = tmp_path / "bazel-bin"
     bazel_bin.mkdir()
     built = []
@@ -1149,13 +1199,15 @@ def test_each_built_wheel_is_read_once(recorded, monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(sandbox, "CACHE", tmp_path)
     monkeypatch.setattr(dist_wheels, "CACHE", tmp_path / "cache")
     (tmp_path / "cache").mkdir()
-    monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None, pjrt=True: built)
+    described = [wheels.BuiltWheel(path, {"rocm_version": "7.2.4", "artifacts": {"a.so": {"origin": "examples"}}})
+                 for path in built]
+    monkeypatch.setattr(wheels, "built_wheels", lambda bazel, flags, target: described)
     monkeypatch.setattr(wheels, "audit_wheels", lambda ws, policy: {w.name: {"ok": True, "platform_tag": "x"} for w in ws})
     argv = [a for a in DRY_RUN if a != "--dry-run"] + ["--allow-stand-ins", f"--output-dir={tmp_path / 'dist'}"]
     assert cli.main(argv) == 0
-    # Once by read_wheel after the build, once by the copy aside after the tagging build (the
-    # same paths here: Bazel's tagged wheels replace the untagged ones in bazel-bin).
-    assert sorted(p for p in opened if p.parent == bazel_bin) == sorted(built * 2)
+    # Once, by the copy aside after the tagging build: the stand-ins are known from the wheels'
+    # descriptions, which Bazel names (the same paths here: Bazel's tagged wheels replace the untagged ones).
+    assert sorted(p for p in opened if p.parent == bazel_bin) == sorted(built)
     # The copies aside: each once by its copy into --output-dir, the first once more for the toolkit line.
     aside = [p for p in opened if p.parent != bazel_bin]
     assert sorted(p.name for p in aside) == sorted([built[0].name] + [w.name for w in built])
@@ -1335,9 +1387,8 @@ def test_full_mode_with_two_pythons_makes_a_plan_for_each_and_the_pjrt_wheel_in_
     parsed = args("--dry-run", "dist_wheels", "--wheel-kind=nightly", "--wheel-date=20261123")
     assert parsed.mode == "full"
     plans = dist_wheels.plan_build(parsed, [PY311, PY314])
-    assert [(p.interpreters, p.builds_pjrt, p.workspace) for p in plans] == [([PY311], True, full.FULL),
-                                                                            ([PY314], False, full.FULL)]
-    assert [p.build_args[-1] for p in plans] == ["//:jax_rocm_wheels", "//:jax_rocm_plugin_wheel"]
+    assert [p.interpreters for p in plans] == [[PY311], [PY314]]
+    assert [p.target for p in plans] == [p.build_args[-1] for p in plans] == ["//:jax_rocm_wheels", "//:jax_rocm_plugin_wheel"]
     assert plans[0].bazel == plans[1].bazel  # one output base: the second run reuses the first's actions
     assert "/opt/py311" in plans[0].bazel[:plans[0].bazel.index("--")]  # every Python mounted in each
     # The same flags but for the Python and the target.
@@ -1346,7 +1397,7 @@ def test_full_mode_with_two_pythons_makes_a_plan_for_each_and_the_pjrt_wheel_in_
     assert [w for w in plans[1].build_args if "PYTHON" in w] == full.full_python(PY314)
     # Kernels mode builds every Python in one run.
     kernels = dist_wheels.plan_build(args("--sources=examples", "--dry-run"), [PY311, PY314])
-    assert len(kernels) == 1 and kernels[0].interpreters == [PY311, PY314] and kernels[0].builds_pjrt
+    assert len(kernels) == 1 and kernels[0].interpreters == [PY311, PY314] and kernels[0].target == "//:jax_rocm_wheels"
     assert "--repo_env=JAX_ROCM_PYTHON=/opt/py311/bin/python3.11,/usr/bin/python3.14" in kernels[0].build_args
 
 
@@ -1569,7 +1620,7 @@ def probed(recorded, monkeypatch, tmp_path):
     probes = []
     monkeypatch.setattr(sandbox, "spawn", lambda cmd, **kw: probes.append(cmd) or
                         subprocess.CompletedProcess(cmd, 0, json.dumps(answer), ""))
-    monkeypatch.setattr(wheels, "built_wheels", lambda interpreters, workspace=None, pjrt=True: [])
+    monkeypatch.setattr(wheels, "built_wheels", lambda bazel, flags, target: [])
     return probes
 
 

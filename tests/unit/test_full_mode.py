@@ -220,7 +220,7 @@ def test_a_failed_full_mode_build_closes_with_the_stop_line_and_no_clean_hint(mo
     monkeypatch.setattr(sandbox, "spawn", lambda cmd, **kw: subprocess.CompletedProcess(cmd, 3, "", ""))
     args = cli.parse_args([f"--xla-source-dir={xla}", "dist_wheels"])
     python = pythons.Interpreter("3.14", "/usr/bin/python3.14", None)
-    plan = dist_wheels.BuildPlan(full.full_bazel(args), ["//:jax_rocm_wheels"], full.FULL, [python])
+    plan = dist_wheels.BuildPlan(full.full_bazel(args), [], "//:jax_rocm_wheels", [python])
     assert dist_wheels.build_one(args, plan, None) == 1
     err = capsys.readouterr().err.splitlines()
     assert err[-1] == f"ci_build dist_wheels: {full.stop_line(OFFLINE, xla)}"

@@ -882,6 +882,23 @@ def test_main_prints_the_wheel_path(tmp_path, capsys, monkeypatch):
         assert {i.date_time for i in wheel.infolist()} == {(1980, 1, 1, 0, 0, 0)}
 
 
+def test_the_description_names_the_wheel_and_holds_its_build_info(tmp_path, monkeypatch):
+    """--description-out: what ci_build reads instead of looking for wheels by folder name; the
+    path as the action gave --out-dir (Bazel's: from the execution root)."""
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "spec.json").write_text(json.dumps(spec_data(tmp_path)))
+    assert wb.main(["--quiet", "--spec", "spec.json", "--out-dir", "bin/renamed", "--description-out", "bin/w.json"]) == 0
+    description = json.loads((tmp_path / "bin/w.json").read_text())
+    assert description["wheel"] == f"bin/renamed/{DIST}-{DEV_VERSION}-{TAG}.whl"
+    assert (tmp_path / description["wheel"]).is_file()
+    assert (description["distribution"], description["version"]) == (PROJECT, DEV_VERSION)
+    assert "-".join(description[t] for t in ("python_tag", "abi_tag", "platform_tag")) == TAG
+    with read_wheel(tmp_path / description["wheel"]) as wheel:
+        assert json.loads(wheel.read("jax_plugins/xla_rocm7/build_info.json")) == description["build_info"]
+    assert description["build_info"]["plugin_version"] == DEV_VERSION
+
+
 def test_spec_from_json_defaults_and_relative_paths(tmp_path):
     data = {"distribution": DIST, "version": {"base": "0.7.1"}, "summary": "s",
             "files": [{"src": "src/__init__.py", "dest": "pkg/__init__.py"}], "description_file": None, "build_info": None}

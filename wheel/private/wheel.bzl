@@ -3,8 +3,10 @@
 Everything the spec needs is known at analysis: the ROCm version from
 @local_config_rocm, the amdgpu targets from --//rocm:amdgpu_targets, the version
 pieces from //wheel:* and JAX's ML_WHEEL_* variables (@ml_wheel_env), the source pins
-from @source_pins. The tool computes the PEP 440 version and the file name, so the
-output is a directory holding the wheel.
+from @source_pins. The tool computes the PEP 440 version and the file name (with packaging,
+its one home), so the output is a directory holding the wheel, and beside it the wheel's
+description (<name>.wheel.json, RocmWheelInfo.description, the rocm_wheel_info output group):
+how programs find the .whl and its version without knowing folder names.
 """
 
 load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
@@ -16,6 +18,24 @@ load("//rocm:defs.bzl", "AmdgpuTargetsInfo")
 # Targets of examples/ carry this tag: code of this project's writing standing in for
 # XLA's or JAX's (examples/*/README.md). build_info.json names every one a wheel holds.
 STAND_IN_TAG = "jax_rocm_stand_in"
+
+RocmWheelInfo = provider(
+    doc = """A wheel this project built. Its version (and so its file name) is wheel_builder.py's,
+    made with packaging at execution; `description` holds it with the rest, for programs.""",
+    fields = {
+        "distribution": "the distribution as the rule was given it, {major} filled in (jax_rocm7_pjrt)",
+        "python_tag": "cp313, or py3",
+        "abi_tag": "cp313, or none",
+        "platform_tag": "--//wheel:platform_tag's",
+        "directory": "File: the tree artifact holding the one .whl",
+        "description": "File: JSON of wheel_builder.wheel_description: the .whl's path (from the execution root), " +
+                       "distribution, version, tags and build_info.json. Also the rocm_wheel_info output group.",
+    },
+)
+
+# The output group of every wheel's description: `bazel cquery --output=files
+# --output_groups=rocm_wheel_info //:jax_rocm_wheels` names them, whichever folders they are in.
+WHEEL_INFO_GROUP = "rocm_wheel_info"
 
 StandInsInfo = provider(
     doc = "The stand-in targets (tagged STAND_IN_TAG) in a target's dependency closure.",
@@ -195,17 +215,46 @@ def _rocm_wheel_impl(ctx):
         "build_info": build_info,
     }) + "\n")
     out = ctx.actions.declare_directory(ctx.label.name)
+    description = ctx.actions.declare_file(ctx.label.name + ".wheel.json")
     ctx.actions.run(
         executable = ctx.executable._builder,
-        arguments = ["--quiet", "--spec", spec.path, "--out-dir", out.path],
+        arguments = ["--quiet", "--spec", spec.path, "--out-dir", out.path, "--description-out", description.path],
         inputs = inputs + [spec] + ([ctx.file.description] if ctx.file.description else []),
-        outputs = [out],
+        outputs = [out, description],
         # --action_env=SOURCE_DATE_EPOCH (build/ci_build passes it on) sets the entries' time.
         use_default_shell_env = True,
         mnemonic = "Wheel",
         progress_message = "Writing wheel %s" % fmt(ctx.attr.distribution),
     )
-    return [DefaultInfo(files = depset([out]))]
+    return [
+        DefaultInfo(files = depset([out])),
+        RocmWheelInfo(
+            distribution = fmt(ctx.attr.distribution),
+            python_tag = ctx.attr.python_tag,
+            abi_tag = ctx.attr.abi_tag,
+            platform_tag = _flag(ctx, "platform_tag"),
+            directory = out,
+            description = description,
+        ),
+        OutputGroupInfo(**{WHEEL_INFO_GROUP: depset([description])}),
+    ]
+
+def _rocm_wheel_set_impl(ctx):
+    for w in ctx.attr.wheels:
+        if OutputGroupInfo not in w or WHEEL_INFO_GROUP not in w[OutputGroupInfo]:
+            fail("%s: wheels = [%s]: not a rocm_wheel or rocm_wheel_set (it has no %s output group); list only those" % (ctx.label, w.label, WHEEL_INFO_GROUP))
+    return [
+        DefaultInfo(files = depset(transitive = [w[DefaultInfo].files for w in ctx.attr.wheels])),
+        OutputGroupInfo(**{WHEEL_INFO_GROUP: depset(transitive = [w[OutputGroupInfo][WHEEL_INFO_GROUP] for w in ctx.attr.wheels])}),
+    ]
+
+rocm_wheel_set = rule(
+    implementation = _rocm_wheel_set_impl,
+    doc = "Wheels built together (a filegroup that keeps their rocm_wheel_info output group).",
+    attrs = {
+        "wheels": attr.label_list(mandatory = True, doc = "rocm_wheel or rocm_wheel_set targets"),
+    },
+)
 
 rocm_wheel = rule(
     implementation = _rocm_wheel_impl,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes one wheel (PEP 427/491, metadata 2.4) from a JSON spec; run by //wheel:defs.bzl.
 
-    wheel_builder.py --spec SPEC.json --out-dir DIR   # DIR/<name>-<version>-<tags>.whl
+    wheel_builder.py --spec SPEC.json --out-dir DIR [--description-out FILE.json]   # DIR/<name>-<version>-<tags>.whl
 
 The spec (written by wheel/private/wheel.bzl) names the distribution, the version
 pieces, the tags, the metadata and the files with their places in the wheel. This tool
@@ -626,6 +626,22 @@ def write_wheel(spec: WheelSpec, out_dir: Path, *, timestamp: int = EPOCH_1980,
     return path
 
 
+def wheel_description(spec: WheelSpec, wheel: Path) -> dict[str, Any]:
+    """What a build's consumer needs of the wheel written at `wheel`, as wheel.bzl's RocmWheelInfo
+    names it: the file (as the action saw its path: relative to Bazel's execution root), its
+    name's pieces, and its build_info.json. ci_build reads this, found by Bazel (`cquery
+    --output=files --output_groups=rocm_wheel_info`), instead of looking for wheels by name."""
+    return {
+        "wheel": str(wheel),
+        "distribution": spec.project_name,
+        "version": spec.version.pep440(),
+        "python_tag": spec.python_tag,
+        "abi_tag": spec.abi_tag,
+        "platform_tag": spec.platform_tag,
+        "build_info": spec.build_info,
+    }
+
+
 def _fix_malloc_mmap_threshold() -> None:
     """Keeps glibc from growing its mmap threshold as pieces are freed (its default), so every
     piece-sized buffer is mapped and unmapped on its own and RSS follows the bytes in flight.
@@ -648,6 +664,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Write one wheel from a JSON spec (see wheel/private/wheel.bzl for the spec's fields).")
     parser.add_argument("--spec", type=Path, required=True, help="the JSON spec")
     parser.add_argument("--out-dir", type=Path, required=True, help="folder the .whl is written into")
+    parser.add_argument("--description-out", type=Path,
+                        help="also write the wheel's description (wheel_description: its path, name, version, tags, "
+                             "build_info.json) as JSON to this file")
     parser.add_argument("--base-dir", type=Path, default=Path("."),
                         help="folder the spec's relative paths start from (default: the current one, Bazel's execroot)")
     parser.add_argument("--quiet", action="store_true", help="do not print the wheel's path (Bazel actions stay silent)")
@@ -664,6 +683,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         spec = spec_from_json(json.loads(args.spec.read_text()), args.base_dir)
         path = write_wheel(spec, args.out_dir, timestamp=source_date_epoch(os.environ), compresslevel=args.compresslevel,
                            workers=args.workers)
+        if args.description_out:
+            args.description_out.write_text(json.dumps(wheel_description(spec, path), indent=2, sort_keys=True) + "\n")
     except (SpecError, KeyError, TypeError, ValueError, OSError) as e:  # JSONDecodeError is a ValueError
         print(f"wheel_builder: {args.spec}: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
