@@ -6,7 +6,7 @@
         sha256 = "...",
     )
     # or: rocm.local(path = "/opt/rocm-7.2.0")
-    # or nothing: search $ROCM_PATH, /opt/rocm, /opt/rocm-*, /usr
+    # or nothing: search $ROCM_PATH, /opt/rocm, /opt/rocm-* (newest first), /usr
     use_repo(rocm, "local_config_rocm")
 
 On the command line, XLA's names (--repo_env=ROCM_PATH=DIR, TF_ROCM_MULTIPLE_PATHS,

@@ -15,16 +15,20 @@ major: N comes from ``build_info.json`` or else from this module's name.
       "rocm_package_version": "7.2.4",           # as the toolkit states it (TheRock: 7.10.0a20251120)
       "hip_version": "7.2.53211",
       "clang_version": "22.1.8",
-      "rocm_layout": "multiarch",                # the finder's layout: multiarch, opt_rocm, therock, therock_pip
+      "rocm_layout": "multiarch",                # the finder's layout: therock, therock_pip, opt_rocm, multiarch
       "rocm_source": "...",                      # what chose the toolkit (ROCM_PATH=..., THEROCK_URL=...)
       "rocm_therock_family": "",                 # a TheRock tarball's family (gfx94X-dcgpu ...), else ""
       "amdgpu_targets": ["gfx942", "gfx950"],    # offload architectures compiled in
       "rocm_path_type": "link_only",             # where the .so files look for ROCm (rocm/private/runpath.bzl)
       "python_tag": "py3",                       # cpXY in the plugin wheel
-      "sources": {"xla": {"commit": "<sha>", "sha256": "<archive>", "version": "",
-                          "origin": "pinned"},   # origin: pinned | override | examples (a stand-in)
-                  "jax": {...}, "nanobind": {...}, "xla_ffi_headers": {...}},
-      "artifacts": {"_linalg.so": {"origin": "jax", "stand_ins": []}},  # each native file: whose code, stand-ins
+      "sources": {                               # whose code, by source (the pjrt wheel: xla alone)
+          "xla": {"commit": "<sha>", "sha256": "<archive>", "version": "",
+                  "origin": "pinned"},           # origin: pinned | override | examples (a stand-in)
+          "nanobind": {...}, "xla_ffi_headers": {...}, "com_google_absl": {...},
+          "jax": {"origin": "local checkout", ...},  # jax, eigen, xla_python_headers: what their
+          "eigen": {...}, "xla_python_headers": {...}},  # repository rule found, not the pin
+      "artifacts": {"_linalg.so": {"origin": "jax", "stand_ins": []}},  # each native file: whose
+                                                 # code (origin: jax | xla | examples), stand-ins
       "plugin_version": "0.10.2.dev20261128+rocm7.2.4",  # the wheels' PEP 440 version
       "built_by": "jax-rocm-build"
     }

@@ -2,7 +2,7 @@
 """Finds a ROCm toolkit and says exactly what it is, as JSON.
 
     python3 third_party/gpus/find_rocm_config.py --rocm-path ROOT [--format=json|text]
-    python3 third_party/gpus/find_rocm_config.py            # $ROCM_PATH, /opt/rocm, newest /opt/rocm-*, /usr
+    python3 third_party/gpus/find_rocm_config.py            # $ROCM_PATH, /opt/rocm, /opt/rocm-* (newest first), /usr
 
 Four layouts are understood:
   therock      a TheRock release tarball, extracted: lib/llvm/bin/clang,
@@ -37,7 +37,9 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-LAYOUTS = ("therock", "therock_pip", "opt_rocm", "multiarch")
+# The layouts layout_kind tells apart, as rocm_config.json's `layout` and build_info.json's
+# `rocm_layout` name them; the code names them only through these constants.
+LAYOUTS = THEROCK, THEROCK_PIP, OPT_ROCM, MULTIARCH = ("therock", "therock_pip", "opt_rocm", "multiarch")
 # TheRock's pip packages, siblings in one site-packages (`rocm-sdk path --root` is the core's).
 PIP_CORE, PIP_DEVEL, PIP_LIBRARIES = "_rocm_sdk_core", "_rocm_sdk_devel", "_rocm_sdk_libraries"
 MULTIARCH_TRIPLETS = ("x86_64-linux-gnu", "aarch64-linux-gnu")
@@ -412,7 +414,7 @@ def pip_layout(root: Path) -> Layout:
     packages = [root, devel, *libraries]
     families = sorted(filter(None, (pip_family(p.name) for p in libraries)))
     return Layout(
-        "therock_pip", root, root / "include",
+        THEROCK_PIP, root, root / "include",
         tuple(p / "lib" for p in packages if (p / "lib").is_dir()),
         tuple(p / "lib/cmake" for p in packages),
         (devel / "lib/llvm/bin/clang", root / "lib/llvm/bin/clang"),
@@ -428,13 +430,13 @@ def layout_kind(name: str, is_file: Callable[[str], bool], is_dir: Callable[[str
     root-relative paths); None: not a ROCm toolkit. Pure, so that a folder (detect_layout) and a
     tarball's member list (build/ci_build, before it is extracted) are told apart the same way."""
     if name == PIP_CORE:
-        return "therock_pip"
+        return THEROCK_PIP
     if is_file("share/therock/therock_manifest.json") or (exists("lib/llvm/bin/clang") and is_dir("lib/rocm_sysdeps")):
-        return "therock"
+        return THEROCK
     if is_file(".info/version") or exists("llvm/bin/clang"):
-        return "opt_rocm"
+        return OPT_ROCM
     if is_dir("include/hip") and any(is_dir(f"lib/{t}") for t in MULTIARCH_TRIPLETS):
-        return "multiarch"
+        return MULTIARCH
     return None
 
 
@@ -447,17 +449,17 @@ def detect_layout(root: Path) -> Layout:
     """Classifies `root`; raises RocmNotFound naming what it looked for."""
     kind = layout_kind(root.name, lambda p: (root / p).is_file(), lambda p: (root / p).is_dir(),
                        lambda p: (root / p).exists())
-    if kind == "therock_pip":
+    if kind == THEROCK_PIP:
         return pip_layout(root)
-    if kind == "therock":
-        return Layout("therock", root, root / "include", (root / "lib",), (root / "lib/cmake",),
+    if kind == THEROCK:
+        return Layout(THEROCK, root, root / "include", (root / "lib",), (root / "lib/cmake",),
                       (root / "lib/llvm/bin/clang",), (root / "bin/hipcc",))
-    if kind == "opt_rocm":
-        return Layout("opt_rocm", root, root / "include", (root / "lib",), (root / "lib/cmake",),
+    if kind == OPT_ROCM:
+        return Layout(OPT_ROCM, root, root / "include", (root / "lib",), (root / "lib/cmake",),
                       (root / "llvm/bin/clang", root / "lib/llvm/bin/clang"), (root / "bin/hipcc",))
-    if kind == "multiarch":
+    if kind == MULTIARCH:
         triplet_dirs = [root / "lib" / t for t in MULTIARCH_TRIPLETS if (root / "lib" / t).is_dir()]
-        return Layout("multiarch", root, root / "include", tuple(triplet_dirs), tuple(d / "cmake" for d in triplet_dirs),
+        return Layout(MULTIARCH, root, root / "include", tuple(triplet_dirs), tuple(d / "cmake" for d in triplet_dirs),
                       tuple(d / "bin/clang" for d in _llvm_dirs_multiarch(root)), (root / "bin/hipcc",))
     raise RocmNotFound(
         f"{root} is not a ROCm toolkit: found none of {LAYOUT_MARKERS}; point --rocm-path (or ROCM_PATH) at the "
@@ -685,7 +687,7 @@ def find_rocm_config(root: Path) -> RocmConfig:
             "install the HIP runtime (Debian/Ubuntu: libamdhip64-dev; /opt/rocm: hip-runtime-amd)"
         )
     version, source, therock = rocm_release(layout, warnings)
-    if layout.name == "therock_pip":
+    if layout.name == THEROCK_PIP:
         # The family of the device code is that of the _rocm_sdk_libraries_<family> package
         # (None for the multi-arch _rocm_sdk_libraries, or several families side by side).
         therock = (therock or {}) | {"family": layout.therock_family,
@@ -719,8 +721,13 @@ def find_rocm_config(root: Path) -> RocmConfig:
     )
 
 
+# search_order's places, in its order, as every restatement words them (README.md, docs/,
+# rocm_configure.bzl): tests/unit/test_doc_facts.py holds them to it and it to search_order.
+SEARCH_ORDER_TEXT = "$ROCM_PATH, /opt/rocm, /opt/rocm-* (newest first), /usr"
+
+
 def search_order(env: dict[str, str]) -> list[Path]:
-    """Where to look when no --rocm-path is given."""
+    """Where to look when no --rocm-path is given: SEARCH_ORDER_TEXT."""
     order = []
     if env.get("ROCM_PATH"):
         order.append(Path(env["ROCM_PATH"]))
@@ -784,7 +791,7 @@ def split_targets(value: str) -> list[str]:
 def device_code_targets(config: RocmConfig, family: str) -> tuple[list[str] | None, str]:
     """(the targets a TheRock toolkit has device code for, where that was read); (None, "") when
     nothing limits them (not TheRock, or a TheRock tree with neither dist_info.json nor a family)."""
-    if not config.layout.startswith("therock"):
+    if config.layout not in (THEROCK, THEROCK_PIP):
         return None, ""
     dist = (config.therock or {}).get("dist_amdgpu_targets")
     if dist:
@@ -868,7 +875,7 @@ def suggest_family(targets: Sequence[str]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rocm-path", type=Path, help="the toolkit's root (default: search $ROCM_PATH, /opt/rocm, newest /opt/rocm-*, /usr)")
+    p.add_argument("--rocm-path", type=Path, help=f"the toolkit's root (default: search {SEARCH_ORDER_TEXT})")
     p.add_argument("--format", choices=("json", "text"), default="json")
     p.add_argument("--require-targets", default="", metavar="gfx942,gfx950",
                    help="the targets the build asked for (TF_ROCM_AMDGPU_TARGETS), recorded as they are: the build "

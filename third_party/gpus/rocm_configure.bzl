@@ -35,7 +35,7 @@ in XLA's order, with XLA's meaning, then this project's:
     or THEROCK_URL=URL + THEROCK_SHA256          the same, this project's name (not both)
   ROCM_DISTRO_VERSION=NAME                       an entry of the XLA tree's rocm_redist.bzl
   rocm.therock(...) / rocm.local(...)            in MODULE.bazel (rocm/extensions.bzl)
-  nothing                                        search $ROCM_PATH, /opt/rocm, /opt/rocm-*, /usr
+  nothing                                        search $ROCM_PATH, /opt/rocm, /opt/rocm-* (newest first), /usr
 A name set beside a higher one is reported in one line (toolkit_sources.py choose), never
 ignored silently. Unlike XLA, nothing set means a search of this machine, not a download
 of XLA's default ROCM_DISTRO_VERSION: a build works offline by default.
@@ -599,7 +599,7 @@ def _rocm_toolkit_archive_impl(rctx):
     elif rctx.attr.local_path:
         _toolkit_json(rctx, "rocm.local(path = %s) in MODULE.bazel" % rctx.attr.local_path, root = rctx.attr.local_path)
     else:
-        _toolkit_json(rctx, "search of $ROCM_PATH, /opt/rocm, /opt/rocm-*, /usr")
+        _toolkit_json(rctx, "search of $ROCM_PATH, /opt/rocm, /opt/rocm-* (newest first), /usr")  # find_rocm_config.SEARCH_ORDER_TEXT
 
 def _redistribution_table(rctx):
     """XLA's table of the XLA tree in use (the pin, --override_repository=xla=DIR, full mode's
