@@ -79,10 +79,10 @@ def function_body(text: str, name: str) -> str:
 
 
 def wheel_bzl_data_keys() -> set[str]:
-    """The keys of the "data" dict _rocm_wheel_impl writes (those at its first level)."""
-    body = function_body(WHEEL_BZL.read_text(), "_rocm_wheel_impl")
+    """The keys of the "data" dict _build_info writes (those at its first level)."""
+    body = function_body(WHEEL_BZL.read_text(), "_build_info")
     block = re.search(r'^( *)"data": \{\n(.*?)^\1\},', body, re.MULTILINE | re.DOTALL)
-    assert block, "wheel.bzl: the \"data\": { ... } block of _rocm_wheel_impl was not found"
+    assert block, "wheel.bzl: the \"data\": { ... } block of _build_info was not found"
     indent = len(block.group(1)) + 4
     return set(re.findall(rf'^ {{{indent}}}"(\w+)":', block.group(2), re.MULTILINE))
 

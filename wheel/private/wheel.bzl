@@ -119,23 +119,30 @@ def _without_build_tree_runpath(ctx, library, dest):
     )
     return out
 
-def _rocm_wheel_impl(ctx):
-    # The finder's (rocm_config.json): the release without a TheRock suffix, and its major.
+def _configured_toolkit(ctx):
+    """The toolkit the wheel is built against, from the finder's facts (rocm_config.json): its
+    release, major, exact version and what chose it; analysis stops where a wheel cannot be made."""
     major, rocm_version = rocm_major(), rocm_release()
-    toolkit = rocm_build_info()
-
-    # As the finder read it (7.10.0a20251120 for a TheRock nightly): the wheel's summary and
-    # local version say exactly which toolkit it was built with.
-    exact_version = toolkit.get("rocm_version") or rocm_version
+    facts = rocm_build_info()
     if major == 0:
         fail("%s needs a configured ROCm for its name and metadata: add --config=rocm." % ctx.label)
     rocm_path_type = ctx.attr._rocm_path_type[BuildSettingInfo].value
     if rocm_path_type == "hermetic":
         fail("%s: --@local_config_rocm//rocm:rocm_path_type=hermetic keeps Bazel's RUNPATHs into its build tree, which mean nothing once the wheel is installed; wheels take link_only (--config=rocm_release), system or multiple." % ctx.label)
+    return struct(
+        major = major,
+        # The release without a TheRock suffix.
+        rocm_version = rocm_version,
+        # As the finder read it (7.10.0a20251120 for a TheRock nightly): the wheel's summary and
+        # local version say exactly which toolkit it was built with.
+        exact_version = facts.get("rocm_version") or rocm_version,
+        facts = facts,
+        rocm_path_type = rocm_path_type,
+    )
 
-    def fmt(text):
-        return text.replace("{major}", str(major)).replace("{rocm_version}", exact_version)
-
+def _packed_files(ctx, fmt):
+    """(the spec's files, the action's inputs, build_info's artifacts): each file of srcs at its
+    folder in the wheel, shared libraries without build-tree RUNPATHs."""
     files, inputs, artifacts = [], [], {}
     for target, dest in ctx.attr.srcs.items():
         stand_ins = sorted(target[StandInsInfo].labels.to_list()) if StandInsInfo in target else []
@@ -147,12 +154,12 @@ def _rocm_wheel_impl(ctx):
             inputs.append(f)
             if origin:
                 artifacts[f.basename] = {"origin": "examples" if stand_ins else origin, "stand_ins": stand_ins}
+    return files, inputs, artifacts
 
-    version = {
-        "base": _flag(ctx, "version"),
-        "post": _flag(ctx, "post_release"),
-        "local": ("rocm" + exact_version) if _flag(ctx, "rocm_version_extra") else "",
-    } | wheel_identity(_flag(ctx, "kind"), _flag(ctx, "date"), _flag(ctx, "commit"), ML_WHEEL)
+def _build_info(ctx, toolkit, version, artifacts, fmt):
+    """build_info.json's part analysis knows (None: the wheel has none)."""
+    if not ctx.attr.build_info_dest:
+        return None
 
     # A source whose every artifact here was built from stand-ins is not in this wheel at all.
     stand_in_sources = [
@@ -160,41 +167,40 @@ def _rocm_wheel_impl(ctx):
         for origin in ctx.attr.origins.values()
         if not [a for a in artifacts.values() if a["origin"] == origin]
     ]
-    build_info = None
-    if ctx.attr.build_info_dest:
-        # The keys jax_plugins/rocm/__init__.py documents that analysis knows; the tool completes
-        # them once (wheel_builder.complete_build_info: source_info_files, plugin_version).
-        overridden = _flag(ctx, "source_overrides")
-        build_info = {
-            "dest": fmt(ctx.attr.build_info_dest),
-            "data": {
-                "built_by": "jax-rocm-build",
-                "jax_version": version["base"],
-                "rocm_version": rocm_version,
-                "rocm_major": major,
-                "rocm_package_version": exact_version,
-                "hip_version": toolkit.get("hip_version", ""),
-                "clang_version": toolkit.get("clang_version", ""),
-                "rocm_layout": toolkit.get("layout", ""),
-                "rocm_source": toolkit.get("source", ""),
-                "rocm_therock_family": toolkit.get("therock_family", ""),
-                "amdgpu_targets": ctx.attr._amdgpu_targets[AmdgpuTargetsInfo].targets,
-                "rocm_path_type": rocm_path_type,
-                "python_tag": ctx.attr.python_tag,
-                "sources": {
-                    name: _source_entry(name, pin, overridden, stand_in_sources)
-                    for name, pin in PINS.items()
-                    if name in ctx.attr.sources
-                },
-                "artifacts": artifacts,
-            },
-            # Files whose JSON replaces sources[name]: what a repository rule found (e.g. @jax's tree).
-            "source_info_files": {name: f.path for name, f in zip(ctx.attr.source_info_names, ctx.files.source_infos)},
-        }
-        inputs += ctx.files.source_infos
 
-    spec = ctx.actions.declare_file(ctx.label.name + ".spec.json")
-    ctx.actions.write(spec, json.encode_indent({
+    # The keys jax_plugins/rocm/__init__.py documents that analysis knows; the tool completes
+    # them once (wheel_builder.complete_build_info: source_info_files, plugin_version).
+    overridden = _flag(ctx, "source_overrides")
+    return {
+        "dest": fmt(ctx.attr.build_info_dest),
+        "data": {
+            "built_by": "jax-rocm-build",
+            "jax_version": version["base"],
+            "rocm_version": toolkit.rocm_version,
+            "rocm_major": toolkit.major,
+            "rocm_package_version": toolkit.exact_version,
+            "hip_version": toolkit.facts.get("hip_version", ""),
+            "clang_version": toolkit.facts.get("clang_version", ""),
+            "rocm_layout": toolkit.facts.get("layout", ""),
+            "rocm_source": toolkit.facts.get("source", ""),
+            "rocm_therock_family": toolkit.facts.get("therock_family", ""),
+            "amdgpu_targets": ctx.attr._amdgpu_targets[AmdgpuTargetsInfo].targets,
+            "rocm_path_type": toolkit.rocm_path_type,
+            "python_tag": ctx.attr.python_tag,
+            "sources": {
+                name: _source_entry(name, pin, overridden, stand_in_sources)
+                for name, pin in PINS.items()
+                if name in ctx.attr.sources
+            },
+            "artifacts": artifacts,
+        },
+        # Files whose JSON replaces sources[name]: what a repository rule found (e.g. @jax's tree).
+        "source_info_files": {name: f.path for name, f in zip(ctx.attr.source_info_names, ctx.files.source_infos)},
+    }
+
+def _spec(ctx, fmt, version, files, build_info):
+    """The JSON spec wheel_builder.py reads (its spec_from_json)."""
+    return {
         "distribution": fmt(ctx.attr.distribution),
         "version": version,
         "python_tag": ctx.attr.python_tag,
@@ -213,7 +219,26 @@ def _rocm_wheel_impl(ctx):
         "files": files,
         "root_is_purelib": False,
         "build_info": build_info,
-    }) + "\n")
+    }
+
+def _rocm_wheel_impl(ctx):
+    toolkit = _configured_toolkit(ctx)
+
+    def fmt(text):
+        return text.replace("{major}", str(toolkit.major)).replace("{rocm_version}", toolkit.exact_version)
+
+    files, inputs, artifacts = _packed_files(ctx, fmt)
+    version = {
+        "base": _flag(ctx, "version"),
+        "post": _flag(ctx, "post_release"),
+        "local": ("rocm" + toolkit.exact_version) if _flag(ctx, "rocm_version_extra") else "",
+    } | wheel_identity(_flag(ctx, "kind"), _flag(ctx, "date"), _flag(ctx, "commit"), ML_WHEEL)
+    build_info = _build_info(ctx, toolkit, version, artifacts, fmt)
+    if build_info:
+        inputs += ctx.files.source_infos
+
+    spec = ctx.actions.declare_file(ctx.label.name + ".spec.json")
+    ctx.actions.write(spec, json.encode_indent(_spec(ctx, fmt, version, files, build_info)) + "\n")
     out = ctx.actions.declare_directory(ctx.label.name)
     description = ctx.actions.declare_file(ctx.label.name + ".wheel.json")
     ctx.actions.run(
