@@ -2,6 +2,8 @@
 
     cli         the command line: the subcommands, parsing, main() (exit codes, lock, Ctrl-C)
     options     the option table: every flag once, accepted before or after its subcommand
+    request     the Request: every option's value and what ci_build decides from them (the mode,
+                the source trees, the toolkit ...), made once by cli.parse_args and frozen
     inputs      flag values and input files checked as they are parsed (InputError, exit 2)
     sources     the XLA and JAX trees: --sources, --xla/--jax-source-dir, the pins
     toolkit     the ROCm toolkit: --rocm-path, --therock-path, ROCM_PATH, their Bazel flags and

@@ -17,17 +17,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import types
 
-from . import inputs, options, sandbox, sources
+from . import inputs, options, preflight, sandbox, sources, toolkit
 from .commands import check_doctor, check_native, cmd_doctor, cmd_native
 from .dist_wheels import check_dist_wheels, cmd_dist_wheels
 from .options import CHECKED_VALUES, OPTIONS
 from .paths import CACHE, CHECKOUT
 from .preflight import check_preflight, cmd_preflight
+from .request import Request
 
 # (name, help, the command, its input checks). The checks run before the checkout lock, the
 # sandbox and Bazel, so that a wrong input costs seconds and says one line (InputError, exit 2),
-# even while another build holds the checkout.
+# even while another build holds the checkout; they return the request the command runs with
+# (dist_wheels': with the kind of wheel it decided).
 COMMANDS = (
     ("doctor", "provision the offline sandbox (Bazel 7.7.1 + ROCm) and print the detected toolchain", cmd_doctor,
      check_doctor),
@@ -44,59 +47,64 @@ def parser() -> argparse.ArgumentParser:
                                 epilog="Every option goes before or after COMMAND; those marked [dist_wheels] or "
                                        "[doctor] apply to that command only. `build/ci_build COMMAND --help` lists them too.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, help_, fn, check in COMMANDS:
-        c = sub.add_parser(name, help=help_, description=fn.__doc__, parents=[options.options_parser(False)])
-        c.set_defaults(fn=fn, check=check)
+    for name, help_, fn, _ in COMMANDS:
+        sub.add_parser(name, help=help_, description=fn.__doc__, parents=[options.options_parser(False)])
     return p
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The options, wherever they were given; an option for another subcommand is an error, not
-    ignored (InputError: one line, not argparse's usage)."""
-    p = parser()
-    args = p.parse_args(options.spell_out_optional_values(sys.argv[1:] if argv is None else argv))
+def parse_args(argv: list[str] | None = None) -> Request:
+    """The Request of a command line, made once: the options, wherever they were given, their
+    values checked, and what follows from them and the environment decided (host mode,
+    preflight's XLA, the source trees, the mode, the toolkit). An option for another subcommand
+    is an error, not ignored; so is any input that cannot work (InputError: one line, not
+    argparse's usage), in the order the checks run: the values, the mode, the checkout's path,
+    then the toolkit."""
+    parsed = parser().parse_args(options.spell_out_optional_values(sys.argv[1:] if argv is None else argv))
+    command = parsed.command
     for option in OPTIONS:
-        value = getattr(args, option.dest)
-        if option.commands and args.command not in option.commands and value != option.default:
+        value = getattr(parsed, option.dest)
+        if option.commands and command not in option.commands and value != option.default:
             raise inputs.InputError(f"{option.flags[0]}={value} is an option of {' and '.join(option.commands)}, "
-                                    f"which `{args.command}` does not use: drop it, or run {option.commands[0]}")
+                                    f"which `{command}` does not use: drop it, or run {option.commands[0]}")
+    values = {option.dest: getattr(parsed, option.dest) for option in OPTIONS}
     for dest, check in CHECKED_VALUES.items():
-        if getattr(args, dest) is not None:
-            setattr(args, dest, check(getattr(args, dest)))
-    args.host = args.host or sandbox.host_from_env(os.environ.get(sandbox.HOST_ENV))
-    if args.command in MODE_COMMANDS:
-        args.mode = sources.decide_mode(args.mode, real_xla_asked(args))
-    if args.host and args.mode == "full":
+        if values[dest] is not None:
+            values[dest] = check(values[dest])
+    values["host"] = values["host"] or sandbox.host_from_env(os.environ.get(sandbox.HOST_ENV))
+    clone_xla = False
+    if command == "preflight" and not values["xla_source_dir"]:
+        values["xla_source_dir"], clone_xla = preflight.xla_checkout(os.environ)
+    dirs = sources.source_dirs(values["sources"], values["xla_source_dir"], values["jax_source_dir"])
+    if command in MODE_COMMANDS:
+        values["mode"] = sources.decide_mode(values["mode"], sources.real_xla(dirs))
+    if values["host"] and values["mode"] == "full":
         raise inputs.InputError("full mode (XLA's real PJRT plugin, from the pin or --xla-source-dir, builds only in "
                                 "upstream's graph) runs with the sandbox's Debian Bazel (full/debian.bazelrc), not in "
                                 "host mode: drop --host (or unset JAX_ROCM_HOST), or build the examples/xla stand-in "
                                 "in host mode with --sources=examples")
-    return args
+    inputs.checkout_path(CHECKOUT)
+    # The sandbox's doctor checks the sandbox's own ROCm, whatever the flags and the environment name.
+    rocm_source = (toolkit.rocm_source(values["rocm_path"], values["therock_path"], values["therock_sha256"],
+                                       os.environ.get("ROCM_PATH"), values["host"], os.environ)
+                   if command != "doctor" or values["host"] else toolkit.RocmSource())
+    return Request(command=command, **values, clone_xla=clone_xla, source_dirs=types.MappingProxyType(dirs),
+                   rocm_source=rocm_source)
 
 
 # The subcommands that build, and so run one mode or the other (sources.decide_mode).
 MODE_COMMANDS = ("native", "preflight", "dist_wheels")
 
 
-def real_xla_asked(args: argparse.Namespace) -> bool:
-    """Whether the command line (and, for preflight, upstream CI's JAXCI_* variables) names a
-    real XLA for the PJRT plugin."""
-    if args.command == "preflight" and not args.xla_source_dir and (
-            os.environ.get("JAXCI_XLA_GIT_DIR") or os.environ.get("JAXCI_CLONE_MAIN_XLA") == "1"):
-        return True
-    return sources.real_xla(args)
-
-
 def main(argv: list[str] | None = None) -> int:
     try:
-        args = parse_args(argv)
-        inputs.checkout_path(CHECKOUT)
-        args.check(args)
-        if args.dry_run:
-            return args.fn(args)
+        request = parse_args(argv)
+        _, _, run, check = next(c for c in COMMANDS if c[0] == request.command)
+        request = check(request)
+        if request.dry_run:
+            return run(request)
         inputs.cache_dir(CACHE)  # the checkout lock lives there
-        with sandbox.checkout_lock(args.command):
-            return args.fn(args)
+        with sandbox.checkout_lock(request.command):
+            return run(request)
     except inputs.InputError as e:
         print(f"ci_build: {e}", file=sys.stderr)
         return 2

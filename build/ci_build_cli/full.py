@@ -3,7 +3,6 @@ this project's ROCm injected), run by Debian's Bazel in the sandbox."""
 
 from __future__ import annotations
 
-import argparse
 import ast
 import difflib
 import hashlib
@@ -23,6 +22,7 @@ from tools import full_closure
 from . import inputs, pythons, sandbox, toolkit
 from .paths import CACHE, CHECKOUT
 from .pythons import Interpreter
+from .request import Request
 
 # The root module of upstream's graph (full/MODULE.bazel), and how Debian's Bazel in the
 # sandbox runs it: without the sandbox's kernels-mode stand-in modules (--nosystem_rc drops
@@ -47,21 +47,21 @@ def registry_unreachable(timeout: float = 10) -> str | None:
     return None
 
 
-def check_inputs(args: argparse.Namespace) -> None:
+def check_inputs(request: Request) -> None:
     """Full mode's inputs, before the lock, the sandbox and Bazel (InputError): --bazelrc is a
     file, --registry a registry, and without one, the Bazel Central Registry reachable (upstream's
     graph resolves from it: offline, nothing else could build)."""
-    if args.bazelrc and args.mode != "full":
-        raise inputs.InputError(f"--bazelrc={args.bazelrc} is read by full mode's Bazel only; in kernels mode put its "
+    if request.bazelrc and request.mode != "full":
+        raise inputs.InputError(f"--bazelrc={request.bazelrc} is read by full mode's Bazel only; in kernels mode put its "
                                 "lines in user.bazelrc at the checkout's root")
-    if args.mode != "full":
+    if request.mode != "full":
         return
-    if args.bazelrc and not Path(args.bazelrc).expanduser().is_file():
-        raise inputs.InputError(f"--bazelrc={args.bazelrc} is not a file")
-    if args.registry and "://" not in args.registry and not (Path(args.registry).expanduser() / "modules").is_dir():
-        raise inputs.InputError(f"--registry={args.registry} is not a Bazel registry (it has no modules/ folder): pass a "
+    if request.bazelrc and not Path(request.bazelrc).expanduser().is_file():
+        raise inputs.InputError(f"--bazelrc={request.bazelrc} is not a file")
+    if request.registry and "://" not in request.registry and not (Path(request.registry).expanduser() / "modules").is_dir():
+        raise inputs.InputError(f"--registry={request.registry} is not a Bazel registry (it has no modules/ folder): pass a "
                                 "checkout of the Bazel Central Registry")
-    if not args.registry and not args.dry_run:
+    if not request.registry and not request.dry_run:
         why = registry_unreachable()
         if why:
             raise inputs.InputError(f"a real XLA builds in full mode, upstream's module graph, which resolves from the "
@@ -77,20 +77,20 @@ def full_python(python: Interpreter) -> list[str]:
     return [f"--repo_env=HERMETIC_PYTHON_VERSION={python.version}", f"--repo_env=JAX_ROCM_PYTHON={python.path}"]
 
 
-def full_flags(args: argparse.Namespace, configs: tuple[str, ...] = ("rocm",)) -> list[str]:
+def full_flags(request: Request, configs: tuple[str, ...] = ("rocm",)) -> list[str]:
     """Flags of a full-mode command: rocm/rocm.bazelrc's `configs` and the toolkit (as in kernels
     mode: full/.bazelrc imports the same file), the XLA checkout as the xla module, where modules
     resolve from."""
-    flags = toolkit.rocm_flags(args, configs)
-    if args.xla_source_dir:
-        xla = Path(args.xla_source_dir).expanduser().resolve()
+    flags = toolkit.rocm_flags(request, configs)
+    if request.xla_source_dir:
+        xla = Path(request.xla_source_dir).expanduser().resolve()
         flags += [f"--override_module=xla={xla}", f"--override_repository=xla={xla}"]
-    if args.registry:
-        flags.append(f"--registry={args.registry if '://' in args.registry else Path(args.registry).resolve().as_uri()}")
-    if args.distdir:
-        flags.append(f"--distdir={Path(args.distdir).resolve()}")
-    if args.jax_source_dir:
-        flags.append(f"--repo_env=JAX_SOURCE_DIR={Path(args.jax_source_dir).expanduser().resolve()}")
+    if request.registry:
+        flags.append(f"--registry={request.registry if '://' in request.registry else Path(request.registry).resolve().as_uri()}")
+    if request.distdir:
+        flags.append(f"--distdir={Path(request.distdir).resolve()}")
+    if request.jax_source_dir:
+        flags.append(f"--repo_env=JAX_SOURCE_DIR={Path(request.jax_source_dir).expanduser().resolve()}")
     return flags
 
 
@@ -106,21 +106,21 @@ def bazelrc_trees(bazelrc: Path) -> list[str]:
     return sorted(named)
 
 
-def full_binds(args: argparse.Namespace) -> list[str]:
-    paths = [p for p in (args.xla_source_dir, args.registry if args.registry and "://" not in args.registry else None,
-                         args.distdir, args.jax_source_dir) if p]
+def full_binds(request: Request) -> list[str]:
+    paths = [p for p in (request.xla_source_dir, request.registry if request.registry and "://" not in request.registry else None,
+                         request.distdir, request.jax_source_dir) if p]
     binds = [str(Path(p).expanduser().resolve()) for p in paths]
-    if args.bazelrc:
-        rc = Path(args.bazelrc).expanduser().resolve()
+    if request.bazelrc:
+        rc = Path(request.bazelrc).expanduser().resolve()
         binds += [str(rc.parent), *(t for t in bazelrc_trees(rc) if rc.parent not in Path(t).parents)]
     return binds
 
 
-def full_bazel(args: argparse.Namespace, binds: list[str] = ()) -> list[str]:
+def full_bazel(request: Request, binds: list[str] = ()) -> list[str]:
     """Debian's Bazel in the sandbox, in full/ (full/debian.bazelrc), with the full-mode inputs
     mounted, and --bazelrc's file read last."""
-    extra = [f"--bazelrc={Path(args.bazelrc).expanduser().resolve()}"] if args.bazelrc else []
-    return (sandbox.sandbox_run(args, [*full_binds(args), *binds]) + ["sh", "-c", 'cd "$0" && exec "$@"', str(FULL),
+    extra = [f"--bazelrc={Path(request.bazelrc).expanduser().resolve()}"] if request.bazelrc else []
+    return (sandbox.sandbox_run(request, [*full_binds(request), *binds]) + ["sh", "-c", 'cd "$0" && exec "$@"', str(FULL),
                                                                      *FULL_BAZEL, *extra])
 
 
@@ -128,44 +128,45 @@ def full_bazel(args: argparse.Namespace, binds: list[str] = ()) -> list[str]:
 NATIVE_TARGETS = ["//:xla_rocm_plugin", "//:rocm_extensions"]
 
 
-def sandbox_python(args: argparse.Namespace) -> Interpreter:
+def sandbox_python(request: Request) -> Interpreter:
     """The Python `native` and `preflight` build JAX's modules for in full mode: the sandbox's first."""
-    found = pythons.find_interpreters(make_sandbox=not args.dry_run)
+    found = pythons.find_interpreters(make_sandbox=not request.dry_run)
     inside = [i for i in (found if found is not None else pythons.assumed_sandbox_interpreters()) if i.bind is None]
     return inside[0]
 
 
-def build_native(args: argparse.Namespace, name: str) -> int:
+def build_native(request: Request, name: str) -> int:
     """`native` (and `preflight`'s build) in full mode: the plugin and the modules in upstream's
     graph, or as much of them as can be had (build_what_can_be_built)."""
-    flags = [*full_flags(args), *full_python(sandbox_python(args))]
-    return build_what_can_be_built(args, name, full_bazel(args), flags, NATIVE_TARGETS)
+    flags = [*full_flags(request), *full_python(sandbox_python(request))]
+    return build_what_can_be_built(request, name, full_bazel(request), flags, NATIVE_TARGETS)
 
 
-def build_what_can_be_built(args: argparse.Namespace, name: str, bazel: list[str], flags: list[str],
-                            targets: list[str]) -> int:
+def build_what_can_be_built(request: Request, name: str, bazel: list[str], flags: list[str],
+                            targets: list[str], events: list[str] = ()) -> int:
     """Builds `targets` in upstream's graph. Where Bazel could not fetch part of it (offline: LLVM),
     none of them can be built, so everything of their graph that needs nothing missing is built
     instead (their closure, tools/full_closure.py), and the run ends with one line naming what
-    is missing, exit 1. The clean --expunge hint comes only after a failed compile or link."""
-    command = bazel + ["build", *flags, "--keep_going", *targets]
-    rc, output = sandbox.run_bazel(command, args.dry_run)
+    is missing, exit 1. The clean --expunge hint comes only after a failed compile or link.
+    `events`: flags of the targets' build alone (wheels.event_flags), not of the closure's."""
+    command = bazel + ["build", *flags, *events, "--keep_going", *targets]
+    rc, output = sandbox.run_bazel(command, request.dry_run)
     if rc == 0:
         return 0
-    if any(unfetched(output)) and not args.dry_run:
+    if any(unfetched(output)) and not request.dry_run:
         print(f"ci_build {name}: Bazel could not fetch part of the graph; building everything of it that needs nothing "
               "missing", file=sys.stderr, flush=True)
         partial = build_the_closure(bazel, flags, targets)
         if partial:
             print(f"ci_build {name}: {partial}", file=sys.stderr)
     sandbox.say_damaged_outputs_hint(name, rc, command, output)
-    say_stop_line(args, name, output)
+    say_stop_line(request, name, output)
     return rc
 
 
-def say_stop_line(args: argparse.Namespace, name: str, output: str) -> None:
+def say_stop_line(request: Request, name: str, output: str) -> None:
     """Prints stop_line as `ci_build NAME: ...`, LLVM's archive read from --xla-source-dir."""
-    xla = Path(args.xla_source_dir).expanduser().resolve() if args.xla_source_dir else None
+    xla = Path(request.xla_source_dir).expanduser().resolve() if request.xla_source_dir else None
     print(f"ci_build {name}: {stop_line(output, xla)}", file=sys.stderr)
 
 
@@ -316,15 +317,15 @@ def jax_patches(source: Path, module_file: str | None = None) -> dict[str, bytes
             for name, patches in plan.items()}
 
 
-def jax_source_for_patches(args: argparse.Namespace) -> Path:
+def jax_source_for_patches(request: Request) -> Path:
     """The JAX source full mode builds: --jax-source-dir, else the pinned archive (in --distdir,
     in this project's download cache, or downloaded there and checked against the pin)."""
-    if args.jax_source_dir:
-        return Path(args.jax_source_dir).expanduser().resolve()
+    if request.jax_source_dir:
+        return Path(request.jax_source_dir).expanduser().resolve()
     pin = json.loads((CHECKOUT / "third_party" / "jax" / "pin.json").read_text())
     url = pin["urls"][0].replace("{commit}", pin["commit"])
     name = url.rsplit("/", 1)[1]
-    for folder in [Path(args.distdir).expanduser()] if args.distdir else []:
+    for folder in [Path(request.distdir).expanduser()] if request.distdir else []:
         if (folder / name).is_file() and hashlib.sha256((folder / name).read_bytes()).hexdigest() == pin["sha256"]:
             return folder / name
     cached = CACHE / "downloads" / f"{pin['sha256'][:16]}-{name}"
@@ -457,17 +458,17 @@ def write_jax_patches(source: Path, folder: Path = JAX_PATCHES, registry: str | 
     return written
 
 
-def prepare(args: argparse.Namespace) -> int:
+def prepare(request: Request) -> int:
     """Before any full-mode Bazel command: JAX's patches in full/jax_patches (0), or why not (InputError:
     the JAX source given, or the pinned one, cannot give them)."""
-    source = args.jax_source_dir or "the pinned JAX archive"
-    if args.dry_run:
+    source = request.jax_source_dir or "the pinned JAX archive"
+    if request.dry_run:
         print(f"# first: JAX's patches of {', '.join(PATCHED_MODULES)} from {source} into {JAX_PATCHES} (as its "
               "MODULE.bazel applies them)", file=sys.stderr)
         return 0
     try:
-        found = jax_source_for_patches(args)
-        written = write_jax_patches(found, registry=args.registry)
+        found = jax_source_for_patches(request)
+        written = write_jax_patches(found, registry=request.registry)
     except (JaxPatchError, OSError, extract_archive.UnsafeArchive, SyntaxError, ValueError) as e:
         detail = " ".join(str(e).split())  # one line, whatever the reader's message
         raise inputs.InputError(f"full mode applies JAX's patches of {', '.join(PATCHED_MODULES)} and cannot read them: "

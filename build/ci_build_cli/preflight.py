@@ -4,16 +4,14 @@ preflight_xla_targets), then a build and the native tests against it."""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
-import os
 import shlex
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from third_party.gpus import extract_archive
@@ -21,10 +19,24 @@ from third_party.gpus import extract_archive
 from . import full, inputs, preflight_calls, preflight_interface, preflight_names, preflight_xla_targets, sandbox, sources, toolkit
 from .commands import NATIVE_TARGETS, NATIVE_TESTS
 from .paths import CACHE, CHECKOUT, PREFETCH, SANDBOX
+from .request import Request
 
 XLA_MAIN = "https://github.com/openxla/xla"
+# Where JAXCI_CLONE_MAIN_XLA=1 clones it (a fresh shallow clone, pulled on each run).
+XLA_MAIN_CLONE = CACHE / "xla-main"
 # Where `preflight` writes its probe package (one folder per run; .gitignore'd).
 PREFLIGHT_PROBES = CHECKOUT / "build" / "preflight_probe"
+
+
+def xla_checkout(environ: Mapping[str, str]) -> tuple[str | None, bool]:
+    """preflight's XLA where --xla-source-dir names none, as upstream CI names it (cli.parse_args
+    decides it once): (JAXCI_XLA_GIT_DIR's checkout, False), else with JAXCI_CLONE_MAIN_XLA=1
+    (XLA_MAIN_CLONE, True: cmd_preflight clones XLA's main branch there first), else (None, False)."""
+    if environ.get("JAXCI_XLA_GIT_DIR"):
+        return environ["JAXCI_XLA_GIT_DIR"], False
+    if environ.get("JAXCI_CLONE_MAIN_XLA") == "1":
+        return str(XLA_MAIN_CLONE), True
+    return None, False
 
 
 def clone_xla_main(dest: Path, dry_run: bool) -> int:
@@ -33,13 +45,13 @@ def clone_xla_main(dest: Path, dry_run: bool) -> int:
     return sandbox.run(["git", "clone", "--depth=1", XLA_MAIN, str(dest)], dry_run)
 
 
-def check_xla_targets(args: argparse.Namespace) -> int:
+def check_xla_targets(request: Request) -> int:
     """The other direction, in well under a second and without Bazel: every XLA target this
     project's BUILD files name (for --mode) is declared in the XLA tree. 1 if one is not."""
-    if not args.xla_source_dir:
+    if not request.xla_source_dir:
         return 0
-    xla = Path(args.xla_source_dir).expanduser()
-    used = preflight_xla_targets.xla_labels(preflight_xla_targets.our_texts(CHECKOUT, args.mode))
+    xla = Path(request.xla_source_dir).expanduser()
+    used = preflight_xla_targets.xla_labels(preflight_xla_targets.our_texts(CHECKOUT, request.mode))
     try:
         packages = preflight_xla_targets.build_files(preflight_names.tree_texts(xla))
     except (OSError, extract_archive.UnsafeArchive) as e:
@@ -49,10 +61,10 @@ def check_xla_targets(args: argparse.Namespace) -> int:
     for m in missing:
         print(f"ci_build preflight: missing in XLA: {m.label} ({m.why}; used in {m.used_in})", file=sys.stderr)
     if missing:
-        print(f"ci_build preflight: {xla} lacks {len(missing)} of the {len(used)} XLA targets this project's {args.mode}-mode "
+        print(f"ci_build preflight: {xla} lacks {len(missing)} of the {len(used)} XLA targets this project's {request.mode}-mode "
               "BUILD files name; follow XLA's rename in the files named above", file=sys.stderr)
         return 1
-    print(f"ci_build preflight: {xla} declares all {len(used)} XLA targets this project's {args.mode}-mode BUILD files name",
+    print(f"ci_build preflight: {xla} declares all {len(used)} XLA targets this project's {request.mode}-mode BUILD files name",
           file=sys.stderr)
     return 0
 
@@ -72,25 +84,25 @@ def probe_package(files: dict[str, str], prefix: str) -> Iterator[tuple[Path, st
         shutil.rmtree(where, ignore_errors=True)
 
 
-def check_rocm_names(args: argparse.Namespace, texts: list[tuple[str, str]]) -> int:
+def check_rocm_names(request: Request, texts: list[tuple[str, str]]) -> int:
     """The first step of a pre-flight, in seconds: every @local_config_rocm label and
     build_defs.bzl symbol the XLA/JAX trees' files (`texts`) name, asked of this project's
     @local_config_rocm through `bazel query` (Bazel's own answer). Prints each missing one
     with the first file that uses it; 1 if any is missing."""
-    trees = [Path(p) for p in (args.xla_source_dir, args.jax_source_dir) if p]
+    trees = [Path(p) for p in (request.xla_source_dir, request.jax_source_dir) if p]
     t0 = time.monotonic()
     uses = preflight_names.collect_texts(texts)
     labels = preflight_names.labels_of(uses)
     symbols = sum(len(s) for s in preflight_names.symbols_by_module(uses).values())
     print(f"ci_build preflight: {', '.join(str(t) for t in trees)} name {len(labels)} targets and load {symbols} "
           f"symbols of @local_config_rocm; asking Bazel which this project's answers", file=sys.stderr)
-    if args.dry_run:
+    if request.dry_run:
         return 0
     files = {f"{folder}/BUILD.bazel": text for folder, text in preflight_names.probe_packages(uses).items()}
     files["BUILD.bazel"] = ""  # so that the pattern below matches even with no symbol
     with probe_package(files, "p") as (_, package):
         expression = " + ".join([f"set({' '.join(labels)})"] * bool(labels) + [f"{package}/...:all"])
-        cmd = sandbox.bazel(args) + ["query", "--keep_going", *toolkit.rocm_flags(args), "--output=label", expression]
+        cmd = sandbox.bazel(request) + ["query", "--keep_going", *toolkit.rocm_flags(request), "--output=label", expression]
         print("+ " + shlex.join(cmd), file=sys.stderr, flush=True)
         result = sandbox.spawn(cmd, cwd=CHECKOUT, capture_output=True, text=True)
     present = preflight_names.present_labels(result.stdout)
@@ -113,7 +125,7 @@ def check_rocm_names(args: argparse.Namespace, texts: list[tuple[str, str]]) -> 
     return 0
 
 
-def check_rocm_calls(args: argparse.Namespace, texts: list[tuple[str, str]]) -> int:
+def check_rocm_calls(request: Request, texts: list[tuple[str, str]]) -> int:
     """The second step, in seconds: every call the trees make into @local_config_rocm's .bzl
     files, every select() keyed on one of its targets, every one of its targets in a deps list
     and every value they give its build settings, made again in a probe package of this
@@ -125,11 +137,11 @@ def check_rocm_calls(args: argparse.Namespace, texts: list[tuple[str, str]]) -> 
     print(f"ci_build preflight: {len(findings.calls)} distinct calls into @local_config_rocm, {len(findings.select_keys)} "
           f"select() keys, {len(findings.dependencies)} of its targets in deps, {len(findings.flag_values)} build-setting "
           "values; asking Bazel which this project's accepts", file=sys.stderr)
-    if args.dry_run:
+    if request.dry_run:
         return 0
     with probe_package(probe.files, "c") as (where, package):
-        flags = shlex.join(toolkit.rocm_flags(args))
-        bazel = shlex.join(sandbox.bazel_word(args))
+        flags = shlex.join(toolkit.rocm_flags(request))
+        bazel = shlex.join(sandbox.bazel_word(request))
         # One sandbox run, one Bazel server: each command's errors in a file of its own.
         script = [f"{bazel} query --keep_going {flags} {package}/{preflight_calls.CALLS_DIR}/...:all >/dev/null 2>{where}/calls.err",
                   f"{bazel} build --nobuild --keep_going {flags} {package}/{preflight_calls.ANALYSIS_DIR}:all 2>{where}/analysis.err"]
@@ -137,7 +149,7 @@ def check_rocm_calls(args: argparse.Namespace, texts: list[tuple[str, str]]) -> 
         for n, ((setting, value), target) in enumerate(settings):
             script.append(f"{bazel} build --nobuild {flags} {shlex.quote(f'--{setting}={value}')} "
                           f"{package}/{preflight_calls.ANALYSIS_DIR}:{target} 2>{where}/flag{n}.err")
-        cmd = sandbox.wrap(args, ["sh", "-c", "; ".join(script) + "; true"])
+        cmd = sandbox.wrap(request, ["sh", "-c", "; ".join(script) + "; true"])
         print("+ " + shlex.join(cmd), file=sys.stderr, flush=True)
         sandbox.spawn(cmd, cwd=CHECKOUT)
         read = lambda name: (where / name).read_text() if (where / name).is_file() else ""  # noqa: E731
@@ -166,12 +178,12 @@ def check_rocm_calls(args: argparse.Namespace, texts: list[tuple[str, str]]) -> 
     return 0
 
 
-def interface_command(args: argparse.Namespace, where: Path, names: list[str],
+def interface_command(request: Request, where: Path, names: list[str],
                       configs: list[preflight_interface.Config]) -> list[str]:
     """The one sandbox run of check_interface, its answers written into the probe folder `where`."""
     package = "//" + where.relative_to(CHECKOUT).as_posix() if names else None
-    lines = preflight_interface.script(sandbox.bazel_word(args), str(where), package, configs)
-    return sandbox.wrap(args, ["sh", "-c", "; ".join(lines) + "; true"])
+    lines = preflight_interface.script(sandbox.bazel_word(request), str(where), package, configs)
+    return sandbox.wrap(request, ["sh", "-c", "; ".join(lines) + "; true"])
 
 
 def _read(where: Path, name: str) -> str:
@@ -182,7 +194,7 @@ def _errors(bazel_stderr: str) -> list[str]:
     return [line for line in bazel_stderr.splitlines() if line.startswith("ERROR:")]
 
 
-def check_interface(args: argparse.Namespace, texts: list[tuple[str, str]]) -> int:
+def check_interface(request: Request, texts: list[tuple[str, str]]) -> int:
     """The third step, in seconds: every environment variable XLA's rocm_configure.bzl reads is
     read by ours or named by it as not needed, and every --config name JAX's build/rocm/rocm.bazelrc
     defines is defined by ours; both asked of Bazel in one run (preflight_interface). One line per
@@ -211,11 +223,11 @@ def check_interface(args: argparse.Namespace, texts: list[tuple[str, str]]) -> i
     for file, text in bazelrc_files:
         for name, config in pi.bazelrc_configs(text, file).items():
             configs.setdefault(name, config)
-    if args.xla_source_dir and not environ_files:
-        print(f"ci_build preflight: note: {args.xla_source_dir} has no {pi.XLA_ROCM_CONFIGURE}: the environment variables "
+    if request.xla_source_dir and not environ_files:
+        print(f"ci_build preflight: note: {request.xla_source_dir} has no {pi.XLA_ROCM_CONFIGURE}: the environment variables "
               "it reads are not checked", file=sys.stderr)
-    if args.jax_source_dir and not bazelrc_files:
-        print(f"ci_build preflight: note: {args.jax_source_dir} has no {pi.JAX_ROCM_BAZELRC}: its --config names are not "
+    if request.jax_source_dir and not bazelrc_files:
+        print(f"ci_build preflight: note: {request.jax_source_dir} has no {pi.JAX_ROCM_BAZELRC}: its --config names are not "
               "checked", file=sys.stderr)
     unasked = [c for c in configs.values() if pi.config_command([], c) is None]
     for config in unasked:
@@ -228,11 +240,11 @@ def check_interface(args: argparse.Namespace, texts: list[tuple[str, str]]) -> i
     asking += [f"JAX's rocm.bazelrc defines {len(asked)} --config names"] * bool(asked)
     print(f"ci_build preflight: {' and '.join(asking)}; asking Bazel which this project's answers", file=sys.stderr)
     env_list = sorted(names)
-    if args.dry_run:
-        print("+ " + shlex.join(interface_command(args, PREFLIGHT_PROBES / "iXXXXXXXX", env_list, asked)), file=sys.stderr)
+    if request.dry_run:
+        print("+ " + shlex.join(interface_command(request, PREFLIGHT_PROBES / "iXXXXXXXX", env_list, asked)), file=sys.stderr)
         return 0
     with probe_package(pi.environ_probe(env_list) if env_list else {}, "i") as (where, package):
-        cmd = interface_command(args, where, env_list, asked)
+        cmd = interface_command(request, where, env_list, asked)
         print("+ " + shlex.join(cmd), file=sys.stderr, flush=True)
         sandbox.spawn(cmd, cwd=CHECKOUT)
         env_out, env_err = _read(where, "env.out"), _read(where, "env.err")
@@ -299,22 +311,21 @@ def _config_answers(asked: list[preflight_interface.Config], answers: list[tuple
     return 0
 
 
-def check_preflight(args: argparse.Namespace) -> None:
+def check_preflight(request: Request) -> Request:
     """preflight's inputs, before the lock (cli.main): the toolkit, which XLA (--xla-source-dir,
-    else $JAXCI_XLA_GIT_DIR, else a clone with JAXCI_CLONE_MAIN_XLA=1; --names-only can do with
-    a JAX tree alone) and the local trees."""
-    toolkit.check_inputs(args)
-    if not args.xla_source_dir and os.environ.get("JAXCI_XLA_GIT_DIR"):
-        args.xla_source_dir = os.environ["JAXCI_XLA_GIT_DIR"]
-    if not (args.xla_source_dir or os.environ.get("JAXCI_CLONE_MAIN_XLA") == "1" or (args.names_only and args.jax_source_dir)):
+    else $JAXCI_XLA_GIT_DIR, else a clone with JAXCI_CLONE_MAIN_XLA=1: xla_checkout; --names-only
+    can do with a JAX tree alone) and the local trees."""
+    toolkit.check_inputs(request)
+    if not (request.xla_source_dir or (request.names_only and request.jax_source_dir)):
         raise inputs.InputError("preflight: which XLA? Pass --xla-source-dir=DIR, set JAXCI_XLA_GIT_DIR=DIR, or "
                                 "JAXCI_CLONE_MAIN_XLA=1 to clone XLA's main branch.")
-    sources.check_local_sources(args)
-    if not args.names_only:
-        full.check_inputs(args)  # --names-only reads files, and builds nothing
+    sources.check_local_sources(request)
+    if not request.names_only:
+        full.check_inputs(request)  # --names-only reads files, and builds nothing
+    return request
 
 
-def cmd_preflight(args: argparse.Namespace) -> int:
+def cmd_preflight(request: Request) -> int:
     """XLA pre-flight: first check that this project's @local_config_rocm answers every name the
     XLA (and JAX) tree uses and accepts every call it makes, and that ours answers the environment
     variables XLA's rocm_configure reads and the --config names JAX's rocm.bazelrc defines
@@ -323,23 +334,21 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
     The checkout: --xla-source-dir, else $JAXCI_XLA_GIT_DIR, else (with JAXCI_CLONE_MAIN_XLA=1)
     a fresh shallow clone of XLA's main branch under ~/.cache/jax-rocm-build/xla-main."""
-    if not args.xla_source_dir and os.environ.get("JAXCI_CLONE_MAIN_XLA") == "1":
-        dest = CACHE / "xla-main"
-        rc = clone_xla_main(dest, args.dry_run)
+    if request.clone_xla:
+        rc = clone_xla_main(Path(request.xla_source_dir), request.dry_run)
         if rc:
             print(f"ci_build preflight: could not clone {XLA_MAIN} (no network?); pass --xla-source-dir=DIR", file=sys.stderr)
             return rc
-        args.xla_source_dir = str(dest)
-    rc = 0 if sandbox.host_mode(args) else sandbox.run(SANDBOX + ["ensure", "--rocm=full"], args.dry_run)
+    rc = 0 if request.host else sandbox.run(SANDBOX + ["ensure", "--rocm=full"], request.dry_run)
     # Full mode's graph applies JAX's patches (full/jax_patches): written first, so that
     # `preflight --names-only` with a JAX tree is also how to write them without a build. The
     # name check needs none of them and stays offline: there, patches that cannot be had (the
     # pinned JAX archive or the registry's files are downloads) are a note, not a failure.
-    if not rc and args.mode == "full" and (args.jax_source_dir or not args.names_only):
+    if not rc and request.mode == "full" and (request.jax_source_dir or not request.names_only):
         try:
-            rc = full.prepare(args)
+            rc = full.prepare(request)
         except inputs.InputError as e:
-            if not args.names_only:
+            if not request.names_only:
                 raise
             print(f"ci_build preflight: note: {e} (the name check needs no patches; a build does)", file=sys.stderr)
     # Each check reported in full: the names XLA/JAX use of ours, how they call ours, the
@@ -347,41 +356,41 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     if rc:
         return rc
     # The trees' Bazel files, read once for the names and for the calls.
-    trees = [Path(p) for p in (args.xla_source_dir, args.jax_source_dir) if p]
+    trees = [Path(p) for p in (request.xla_source_dir, request.jax_source_dir) if p]
     try:
         texts = preflight_names.named_texts(trees)
     except (OSError, extract_archive.UnsafeArchive) as e:
         detail = " ".join(str(e).split())
         raise inputs.InputError(f"preflight: cannot read {', '.join(map(str, trees))}: {detail}") from None
-    rc = max(check_rocm_names(args, texts), check_rocm_calls(args, texts), check_interface(args, texts),
-             check_xla_targets(args))
-    if rc or args.names_only:
+    rc = max(check_rocm_names(request, texts), check_rocm_calls(request, texts), check_interface(request, texts),
+             check_xla_targets(request))
+    if rc or request.names_only:
         return rc
-    if args.mode == "full":
-        return preflight_full(args)
-    sources.check_pins_reachable(args)
-    toolkit.announce_rocm_source(args)
-    flags = sandbox.bazel_flags(args)
-    host = sandbox.host_mode(args)
+    if request.mode == "full":
+        return preflight_full(request)
+    sources.check_pins_reachable(request)
+    toolkit.announce_rocm_source(request)
+    flags = sandbox.bazel_flags(request)
+    host = request.host
     if host:
-        sandbox.provision(args, "full")  # the pinned PyPI archives (the sandbox's PREFETCH below also fetches abseil)
+        sandbox.provision(request, "full")  # the pinned PyPI archives (the sandbox's PREFETCH below also fetches abseil)
     return sandbox.run_steps("preflight", [
         *([] if host else [PREFETCH]),
-        sandbox.bazel(args) + ["build", *flags, *NATIVE_TARGETS],
-        sandbox.bazel(args) + ["test", *flags, *NATIVE_TESTS],
-    ], args.dry_run)
+        sandbox.bazel(request) + ["build", *flags, *NATIVE_TARGETS],
+        sandbox.bazel(request) + ["test", *flags, *NATIVE_TESTS],
+    ], request.dry_run)
 
 
-def preflight_full(args: argparse.Namespace) -> int:
+def preflight_full(request: Request) -> int:
     """Full mode, after the names: resolve upstream's graph with the XLA checkout as its xla
     module, check that every module sees our local_config_rocm, then build the plugin and the
     FFI modules in that graph."""
-    in_full = full.full_bazel(args)
-    flags = full.full_flags(args)
+    in_full = full.full_bazel(request)
+    flags = full.full_flags(request)
     resolve = in_full + ["mod", "dump_repo_mapping", "", "xla~", "rules_ml_toolchain~", "jax_rocm_build~", *flags]
     print("+ " + shlex.join(resolve), file=sys.stderr, flush=True)
-    if args.dry_run:
-        return full.build_native(args, "preflight")
+    if request.dry_run:
+        return full.build_native(request, "preflight")
     t0 = time.monotonic()
     result = sandbox.spawn(resolve, cwd=CHECKOUT, capture_output=True, text=True)
     if result.returncode != 0:
@@ -401,4 +410,4 @@ def preflight_full(args: argparse.Namespace) -> int:
         return 1
     print(f"ci_build preflight: upstream's graph resolved ({time.monotonic() - t0:.1f} s): xla, rules_ml_toolchain and "
           "this project see our @local_config_rocm", file=sys.stderr)
-    return full.build_native(args, "preflight")
+    return full.build_native(request, "preflight")

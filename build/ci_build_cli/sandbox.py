@@ -8,7 +8,6 @@ Every command that builds or probes goes through `wrap` or `bazel` (which mode, 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import ctypes
 import fcntl
@@ -23,9 +22,10 @@ import sys
 import time
 from pathlib import Path
 
-from . import sources, toolkit
+from . import toolkit
 from .inputs import InputError
 from .paths import CACHE, CHECKOUT, PREFETCH, SANDBOX
+from .request import Request
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _PR_SET_PDEATHSIG = 1
@@ -75,32 +75,32 @@ def failed_actions(output: str) -> list[str]:
     return _FAILED_ACTION.findall(output)
 
 
-def provision(args: argparse.Namespace, rocm: str) -> int:
+def provision(request: Request, rocm: str) -> int:
     """What a build needs before Bazel runs. Sandboxed: the sandbox (`ensure`) and the pinned
     archives (prefetch.py; the PyPI wheels need no sandbox: they download while the sandbox is
     built, the Debian source (abseil) after it). Host mode: the pinned PyPI wheels with pip into
     HOST_DISTDIR, which the build names with --distdir (where pip reaches PyPI and Java does
     not); a failure there is a note, not an error: the user's Bazel may fetch them itself."""
-    if host_mode(args):
+    if request.host:
         fetch = PREFETCH + ["--pypi-only", f"--distdir={HOST_DISTDIR}"]
-        if run(fetch, args.dry_run):
+        if run(fetch, request.dry_run):
             print(f"ci_build: host mode: pip could not fetch the pinned PyPI archives into {HOST_DISTDIR} (above); "
                   "your Bazel downloads them itself, or takes them from a --distdir of your bazelrc", file=sys.stderr)
         return 0
     # What building the sandbox needs of this machine (mmdebstrap without root ...), named before
     # any download: exit 2 with the sandbox's one line. A check, not a step: not echoed.
-    if not args.dry_run:
+    if not request.dry_run:
         check = spawn(SANDBOX + ["ensure", "--check", f"--rocm={rocm}"], cwd=CHECKOUT, capture_output=True, text=True)
         if check.returncode == 2:
             raise InputError(check.stderr.strip().splitlines()[-1].removeprefix("sandbox: error: "))
     pypi = PREFETCH + ["--pypi-only"]
     print("+ " + shlex.join(pypi) + " &", file=sys.stderr, flush=True)
-    background = None if args.dry_run else subprocess.Popen(pypi, cwd=CHECKOUT, preexec_fn=_die_with_ci_build)
+    background = None if request.dry_run else subprocess.Popen(pypi, cwd=CHECKOUT, preexec_fn=_die_with_ci_build)
     try:
-        rc = run(SANDBOX + ["ensure", f"--rocm={rocm}"], args.dry_run)
+        rc = run(SANDBOX + ["ensure", f"--rocm={rocm}"], request.dry_run)
     finally:
         pypi_rc = background.wait() if background else 0
-    return rc or pypi_rc or run(PREFETCH, args.dry_run)
+    return rc or pypi_rc or run(PREFETCH, request.dry_run)
 
 
 def damaged_outputs_hint(rc: int, cmd: list[str], output: str) -> str | None:
@@ -159,24 +159,24 @@ def checkout_lock(command: str):
         yield
 
 
-def sandbox_run(args: argparse.Namespace, extra_binds: list[str] = ()) -> list[str]:
+def sandbox_run(request: Request, extra_binds: list[str] = ()) -> list[str]:
     """`sandbox.py run` with the host folders the build reads mounted: source trees given
     with --xla-source-dir/--jax-source-dir and the ROCm toolkit (sandbox.py leaves out those it
     mounts anyway: the checkout, /tmp)."""
-    trees = [p if p.is_dir() else p.parent for p in sources.source_dirs(args).values()]  # an archive: its folder
+    trees = [p if p.is_dir() else p.parent for p in request.source_dirs.values()]  # an archive: its folder
     binds = [str(p) for p in trees if not (p == CHECKOUT or CHECKOUT in p.parents)]
-    binds += [b for b in [*extra_binds, *toolkit.args_rocm_source(args).binds] if b not in binds]
+    binds += [b for b in [*extra_binds, *request.rocm_source.binds] if b not in binds]
     return SANDBOX + ["run", *[a for b in binds for a in ("--bind", b)], "--"]
 
 
-def bazel_flags(args: argparse.Namespace, configs: tuple[str, ...] = ("rocm",)) -> list[str]:
+def bazel_flags(request: Request, configs: tuple[str, ...] = ("rocm",)) -> list[str]:
     """The Bazel flags every build command shares, spelled as users type them (tools/bazel
     turns --override_repository=xla=DIR into the canonical name Bazel needs); in host mode also
     the distdir `provision` filled (inside the sandbox, its /etc/bazel.bazelrc names its own).
     `configs`: as toolkit.rocm_flags."""
-    flags = toolkit.rocm_flags(args, configs) + [f"--override_repository={name}={path}"
-                                        for name, path in sorted(sources.source_dirs(args).items())]
-    return flags + ([f"--distdir={HOST_DISTDIR}"] if host_mode(args) else [])
+    flags = toolkit.rocm_flags(request, configs) + [f"--override_repository={name}={path}"
+                                        for name, path in sorted(request.source_dirs.items())]
+    return flags + ([f"--distdir={HOST_DISTDIR}"] if request.host else [])
 
 
 # ---- host mode: the user's Bazel, ROCm and Pythons, no sandbox ----------------------------
@@ -185,10 +185,6 @@ HOST_ENV = "JAX_ROCM_HOST"
 # Where host mode's prefetch puts the pinned PyPI archives (prefetch.py's default too).
 HOST_DISTDIR = CACHE / "distdir"
 TOOLS_BAZEL = CHECKOUT / "tools" / "bazel"
-
-
-def host_mode(args: argparse.Namespace) -> bool:
-    return bool(getattr(args, "host", False))
 
 
 def host_from_env(value: str | None) -> bool:
@@ -227,17 +223,17 @@ def host_bazel() -> list[str]:
     return ["env", f"BAZEL_REAL={find_host_bazel(dict(os.environ))}", sys.executable, str(TOOLS_BAZEL)]
 
 
-def wrap(args: argparse.Namespace, cmd: list[str], extra_binds: list[str] = ()) -> list[str]:
+def wrap(request: Request, cmd: list[str], extra_binds: list[str] = ()) -> list[str]:
     """`cmd` as this build runs it: in the sandbox with the folders it reads mounted, or, in
     host mode, as it is, on this machine."""
-    return list(cmd) if host_mode(args) else sandbox_run(args, extra_binds) + list(cmd)
+    return list(cmd) if request.host else sandbox_run(request, extra_binds) + list(cmd)
 
 
-def bazel_word(args: argparse.Namespace) -> list[str]:
+def bazel_word(request: Request) -> list[str]:
     """Bazel as a command run by `wrap` (or a script it runs) names it: the sandbox's `bazel`, or the user's."""
-    return host_bazel() if host_mode(args) else ["bazel"]
+    return host_bazel() if request.host else ["bazel"]
 
 
-def bazel(args: argparse.Namespace, extra_binds: list[str] = ()) -> list[str]:
+def bazel(request: Request, extra_binds: list[str] = ()) -> list[str]:
     """The Bazel command of this build: the sandbox's (Debian's 7.7.1) or, in host mode, the user's."""
-    return wrap(args, bazel_word(args), extra_binds)
+    return wrap(request, bazel_word(request), extra_binds)

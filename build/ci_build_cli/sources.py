@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 
 from third_party.gpus import extract_archive
@@ -14,6 +14,7 @@ from third_party.private import source_tree
 
 from . import inputs
 from .paths import CHECKOUT
+from .request import Request
 
 # The source trees this build compiles, and their stand-ins for offline builds.
 SOURCE_REPOSITORIES = ("xla", "jax")
@@ -23,24 +24,21 @@ SOURCE_REPOSITORIES = ("xla", "jax")
 EXAMPLE_TREES = {"xla": CHECKOUT / "examples" / "xla", "jax": CHECKOUT / "examples" / "jax"}
 
 
-def source_dirs(args: argparse.Namespace) -> dict[str, Path]:
+def source_dirs(sources: str, xla_source_dir: str | None, jax_source_dir: str | None) -> dict[str, Path]:
     """Repository -> local tree overriding its pin (--sources=examples: the stand-ins in
     examples/xla and examples/jax; --xla-source-dir; --jax-source-dir, a JAX checkout or an
     archive of one, which take precedence)."""
-    dirs = {}
-    if args.sources == "examples":
-        dirs = dict(EXAMPLE_TREES)
-    for name in SOURCE_REPOSITORIES:
-        given = getattr(args, f"{name}_source_dir")
+    dirs = dict(EXAMPLE_TREES) if sources == "examples" else {}
+    for name, given in (("xla", xla_source_dir), ("jax", jax_source_dir)):
         if given:
             dirs[name] = Path(given).expanduser().resolve()
     return dirs
 
 
-def real_xla(args: argparse.Namespace) -> bool:
+def real_xla(dirs: Mapping[str, Path]) -> bool:
     """The PJRT plugin is built from a real XLA: the pin, --xla-source-dir (for preflight also
     $JAXCI_XLA_GIT_DIR and JAXCI_CLONE_MAIN_XLA=1, preflight.py), anything but examples/xla."""
-    return source_dirs(args).get("xla") != EXAMPLE_TREES["xla"]
+    return dirs.get("xla") != EXAMPLE_TREES["xla"]
 
 
 # Which graph builds: `kernels`, this project's own (MODULE.bazel), or `full`, upstream's (full/).
@@ -67,10 +65,10 @@ def decide_mode(asked: str | None, xla_is_real: bool) -> str:
     return asked
 
 
-def unreachable_pins(args: argparse.Namespace, timeout: float = 10) -> list[str]:
+def unreachable_pins(request: Request, timeout: float = 10) -> list[str]:
     """Pinned source archives this build needs that cannot be reached (no network)."""
     missing = []
-    overridden = source_dirs(args)
+    overridden = request.source_dirs
     for name in SOURCE_REPOSITORIES:
         if name in overridden:
             continue
@@ -83,9 +81,12 @@ def unreachable_pins(args: argparse.Namespace, timeout: float = 10) -> list[str]
     return missing
 
 
-def check_local_sources(args: argparse.Namespace) -> None:
-    """The source trees given on the command line exist and are of the right kind (InputError)."""
-    for name, path in source_dirs(args).items():
+def check_local_sources(request: Request) -> None:
+    """The source trees given on the command line (or by upstream CI's JAXCI_XLA_GIT_DIR) exist
+    and are of the right kind (InputError); not preflight's clone of XLA's main, made later."""
+    for name, path in request.source_dirs.items():
+        if name == "xla" and request.clone_xla:
+            continue
         if not path.exists():
             raise inputs.InputError(f"--{name}-source-dir={path} does not exist (relative paths are taken from the "
                                     f"current directory, {Path.cwd()})")
@@ -101,12 +102,12 @@ def check_local_sources(args: argparse.Namespace) -> None:
                                     "openxla/xla or ROCm/xla is)")
 
 
-def check_pins_reachable(args: argparse.Namespace) -> None:
+def check_pins_reachable(request: Request) -> None:
     """Every pinned source the build needs can be downloaded (InputError naming the local trees
     that replace them); not asked in a dry run, which downloads nothing."""
-    if args.dry_run:
+    if request.dry_run:
         return
-    missing = unreachable_pins(args)
+    missing = unreachable_pins(request)
     if missing:
         raise inputs.InputError(f"the pinned sources cannot be downloaded from here: {', '.join(missing)}. Build from "
                                 "local trees instead: --jax-source-dir=PATH (a JAX checkout or archive of the pinned "
@@ -136,16 +137,16 @@ def git_commit(tree: Path | None) -> str:
 KERNELS_MODE_STAND_INS = "_triton and rocm_plugin_extension (kernels mode; a real XLA builds JAX's own, in full mode)"
 
 
-def expected_stand_ins(args: argparse.Namespace) -> list[str]:
+def expected_stand_ins(request: Request) -> list[str]:
     """What of the wheels will be built from stand-ins, known from the flags before anything is
     built (the wheels' build_info.json says it again after the build, and ci_build checks that)."""
-    dirs = source_dirs(args)
+    dirs = request.source_dirs
     stand_ins = []
     if dirs.get("xla") == EXAMPLE_TREES["xla"]:
         stand_ins.append("the PJRT plugin (examples/xla)")
     jax = dirs.get("jax")
     if jax and jax.is_dir() and (jax / source_tree.STAND_IN_MARKER).is_file():
         stand_ins.append(f"JAX's ROCm modules ({'examples/jax' if jax == EXAMPLE_TREES['jax'] else jax})")
-    if getattr(args, "mode", "kernels") == "kernels":
+    if request.mode == "kernels":
         stand_ins.append(KERNELS_MODE_STAND_INS)
     return stand_ins

@@ -13,7 +13,6 @@ parse of ci_build's own.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
 import os
@@ -27,6 +26,7 @@ from tools.digest import sha256_of
 
 from . import inputs, sources
 from .paths import OURS
+from .request import Request
 
 # The sandbox root's own system folders (tools/sandbox_root/environment.py): a toolkit under
 # one of them is the sandbox's (--rocm-path=/usr: Debian's ROCm inside), never mounted.
@@ -186,25 +186,20 @@ def _own_source(rocm_path: str | None, therock_path: str | None, therock_sha256:
     return RocmSource()
 
 
-def args_rocm_source(args: argparse.Namespace) -> RocmSource:
-    return rocm_source(args.rocm_path, getattr(args, "therock_path", None), getattr(args, "therock_sha256", None),
-                       os.environ.get("ROCM_PATH"), getattr(args, "host", False), os.environ)
-
-
-def rocm_flags(args: argparse.Namespace, configs: tuple[str, ...] = ("rocm",)) -> list[str]:
+def rocm_flags(request: Request, configs: tuple[str, ...] = ("rocm",)) -> list[str]:
     """The flags that configure ROCm: the configs of rocm/rocm.bazelrc, exactly one of which
     includes --config=rocm (rocm, rocm_release, rocm_rbe ...: Bazel warns of a config expanded
     twice), then @local_config_rocm's toolkit and the device-code targets."""
     flags = [f"--config={c}" for c in configs]
-    if args.amdgpu_targets:
-        flags.append(f"--{OURS}rocm:amdgpu_targets={args.amdgpu_targets}")
-    return flags + list(args_rocm_source(args).flags)
+    if request.amdgpu_targets:
+        flags.append(f"--{OURS}rocm:amdgpu_targets={request.amdgpu_targets}")
+    return flags + list(request.rocm_source.flags)
 
 
-def announce_rocm_source(args: argparse.Namespace) -> None:
-    """Says once which toolkit the build uses when the environment or a flag decided it
-    (an ambient ROCM_PATH that does not exist stops here, InputError)."""
-    note = args_rocm_source(args).note
+def announce_rocm_source(request: Request) -> None:
+    """Says which toolkit the build uses when the environment or a flag decided it (rocm_source's
+    note; what cannot be a toolkit stopped ci_build before anything ran, cli.parse_args)."""
+    note = request.rocm_source.note
     if note:
         print(note, file=sys.stderr)
 
@@ -271,13 +266,13 @@ def therock_targets_note(therock_path: str, amdgpu_targets: str | None) -> str |
             "choose others of the family with --amdgpu-targets=LIST")
 
 
-def tarball_release(args: argparse.Namespace) -> tuple[str, str | None] | None:
+def tarball_release(request: Request) -> tuple[str, str | None] | None:
     """(what the toolkit is, the release its tarball's name says, or None) when the repository
     rule makes this build's toolkit itself: a TheRock tarball (THEROCK_URL: a URL or a local
     file), ROCM_DISTRO_URL's tarball, ROCM_DISTRO_VERSION's (its URL from the XLA tree's table
     when that is on disk), or TF_ROCM_MULTIPLE_PATHS' merge. None for a toolkit folder or the
     default search, which the finder can probe before Bazel."""
-    source = args_rocm_source(args)
+    source = request.rocm_source
     url = source.repo_env.get("THEROCK_URL")
     if url:
         return f"the TheRock tarball {url.rsplit('/', 1)[-1]}", finder.therock_version_from_url(url)
@@ -286,7 +281,7 @@ def tarball_release(args: argparse.Namespace) -> tuple[str, str | None] | None:
         return (f"the tarball {value.rsplit('/', 1)[-1]} (ROCM_DISTRO_URL)",
                 finder.therock_version_from_url(value))
     if name == "ROCM_DISTRO_VERSION":
-        found = distro_of(args, value)
+        found = distro_of(request, value)
         if found is None:
             return f"the tarball of ROCM_DISTRO_VERSION={value}", None
         return (f"the tarball {found.url.rsplit('/', 1)[-1]} (ROCM_DISTRO_VERSION={value})",
@@ -296,12 +291,13 @@ def tarball_release(args: argparse.Namespace) -> tuple[str, str | None] | None:
     return None
 
 
-def distro_of(args: argparse.Namespace, name: str) -> toolkit_sources.Distro | None:
+def distro_of(request: Request, name: str) -> toolkit_sources.Distro | None:
     """ROCM_DISTRO_VERSION=`name` in the table of the XLA tree this build uses, before the
     sandbox (InputError if that tree has no table or not the entry, or it is no tarball); None for
-    the pinned XLA, which is not on disk yet: the repository rule checks it then."""
-    tree = sources.source_dirs(args).get("xla")
-    if tree is None:
+    the pinned XLA and for preflight's clone of XLA's main, which are not on disk yet: the
+    repository rule checks them then."""
+    tree = request.source_dirs.get("xla")
+    if tree is None or request.clone_xla:
         return None
     stand_in = tree.resolve() == sources.EXAMPLE_TREES["xla"].resolve()
     table = tree / toolkit_sources.REDIST_TABLE
@@ -325,7 +321,7 @@ def version_mismatch(requested: str, toolkit: str, versions: list[str | None]) -
             "--rocm-path or --therock-path, or drop --rocm-version")
 
 
-def check_inputs(args: argparse.Namespace) -> None:
+def check_inputs(request: Request) -> None:
     """Toolkit inputs, before the checkout lock, the sandbox and Bazel (InputError, one line each):
     two toolkits (--rocm-path and --therock-path), a path that is not there, a download without
     its sha256, an ambient ROCM_PATH that does not exist, a folder XLA's names give that is not
@@ -334,20 +330,20 @@ def check_inputs(args: argparse.Namespace) -> None:
     family; --rocm-version against the release a TheRock tarball's name says; and a local
     tarball itself (check_local_tarball). What only the toolkit itself can say is checked
     later, before the compile (dist_wheels)."""
-    source = args_rocm_source(args)
+    source = request.rocm_source
     if source.xla_name == "ROCM_DISTRO_VERSION":
-        distro_of(args, source.repo_env["ROCM_DISTRO_VERSION"])
-    sha256 = getattr(args, "therock_sha256", None)
-    therock_path = getattr(args, "therock_path", None)
+        distro_of(request, source.repo_env["ROCM_DISTRO_VERSION"])
+    sha256 = request.therock_sha256
+    therock_path = request.therock_path
     if sha256 and "THEROCK_URL" not in source.repo_env:
         what = (f"--therock-path={therock_path} is an extracted toolkit, not a tarball" if therock_path
                 else "no --therock-path names one")
         raise inputs.InputError(f"--therock-sha256={sha256} checks a TheRock tarball, but {what}: drop "
                                 "--therock-sha256, or give the tarball with --therock-path=URL|TARBALL")
     if therock_path:
-        therock_targets_note(therock_path, args.amdgpu_targets)
-    tarball = tarball_release(args)
-    requested = getattr(args, "rocm_version", None)
+        therock_targets_note(therock_path, request.amdgpu_targets)
+    tarball = tarball_release(request)
+    requested = request.rocm_version
     if requested and tarball and tarball[1] and not inputs.version_agrees(requested, [tarball[1]]):
         raise inputs.InputError(version_mismatch(requested, f"{tarball[0]}, by its name,", [tarball[1]]))
     tarball_path = local_tarball(source)

@@ -4,8 +4,8 @@ and tag, and their way into --output-dir."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
+import hashlib
 import json
 import os
 import shlex
@@ -24,25 +24,26 @@ from tools.venvs import ensure_venv
 from . import sandbox, sources
 from .inputs import InputError
 from .paths import CHECKOUT, OURS
+from .request import Request
 
 WHEEL_AUDIT = CHECKOUT / "wheel" / "wheel_audit.py"
 TOOLS_REQUIREMENTS = CHECKOUT / "requirements-tools.txt"
 
 
-def wheel_flags(args: argparse.Namespace) -> list[str]:
-    flags = [f"--{OURS}wheel:kind={args.wheel_kind}"]
-    version = args.wheel_version or sources.jax_tree_identity(sources.source_dirs(args).get("jax"))[0]
+def wheel_flags(request: Request) -> list[str]:
+    flags = [f"--{OURS}wheel:kind={request.wheel_kind}"]
+    version = request.wheel_version or sources.jax_tree_identity(request.source_dirs.get("jax"))[0]
     if version:
         flags.append(f"--{OURS}wheel:version={version}")
-    if args.wheel_kind != "release":
-        flags.append(f"--{OURS}wheel:date={args.wheel_date or time.strftime('%Y%m%d', time.gmtime())}")
-    if args.wheel_kind == "dev":
-        flags.append(f"--{OURS}wheel:commit={args.wheel_commit or sources.git_commit(sources.source_dirs(args).get('jax'))}")
-    if args.wheel_post_release:
-        flags.append(f"--{OURS}wheel:post_release={args.wheel_post_release}")
-    if args.no_rocm_version_extra:
+    if request.wheel_kind != "release":
+        flags.append(f"--{OURS}wheel:date={request.wheel_date or time.strftime('%Y%m%d', time.gmtime())}")
+    if request.wheel_kind == "dev":
+        flags.append(f"--{OURS}wheel:commit={request.wheel_commit or sources.git_commit(request.source_dirs.get('jax'))}")
+    if request.wheel_post_release:
+        flags.append(f"--{OURS}wheel:post_release={request.wheel_post_release}")
+    if request.no_rocm_version_extra:
         flags.append(f"--{OURS}wheel:rocm_version_extra=false")
-    overridden = sorted(sources.source_dirs(args))
+    overridden = sorted(request.source_dirs)
     if overridden:
         flags.append(f"--{OURS}wheel:source_overrides={','.join(overridden)}")
     return flags
@@ -111,17 +112,68 @@ def query_files(bazel: list[str], flags: list[str], target: str, output_group: s
     return QueriedFiles(Path(where["execution_root"]), Path(where["output_base"]), tuple(listed.split()))
 
 
-def built_wheels(bazel: list[str], flags: list[str], target: str) -> list[BuiltWheel]:
-    """The wheels `bazel build *flags target` made, from their descriptions, which Bazel names
-    (the rocm_wheel_info output group): no folder name, no glob of bazel-bin. Each description
-    gives its wheel's path from the execution root and its build_info.json."""
-    queried = query_files(bazel, flags, target, WHEEL_INFO_GROUP)
-    if queried is None:
+def events_file() -> Path:
+    """Where a wheel build writes its build events (Bazel's --build_event_json_file): a folder of
+    this user's for this checkout under /tmp, which the sandbox mounts at the same path."""
+    digest = hashlib.sha256(str(CHECKOUT).encode()).hexdigest()[:12]
+    return Path("/tmp") / f"ci_build-{os.getuid()}-{digest}" / "wheel-events.json"
+
+
+def event_flags(events: Path) -> list[str]:
+    """What a wheel build adds to its flags so that its build events name the wheels: their
+    descriptions' output group, and the events' file."""
+    return [f"--output_groups=+{WHEEL_INFO_GROUP}", f"--build_event_json_file={events}"]
+
+
+def prepare_events_file(events: Path) -> None:
+    """The events' folder made, this user's alone (InputError where another user's or a link is
+    in its place), and no earlier build's events left in it."""
+    events.parent.mkdir(mode=0o700, exist_ok=True)
+    status = events.parent.lstat()
+    if not events.parent.is_dir() or events.parent.is_symlink() or status.st_uid != os.getuid():
+        raise InputError(f"{events.parent} is not a folder of this user's (where ci_build keeps a build's events): "
+                         "remove it and run again")
+    events.unlink(missing_ok=True)
+
+
+def execution_root(events: list[dict]) -> Path:
+    """The execution root a build's events name (StopIteration if they name none)."""
+    return next(Path(e["workspaceInfo"]["localExecRoot"]) for e in events if "workspaceInfo" in e)
+
+
+def group_files(events: list[dict], group: str) -> list[Path]:
+    """The files of output group `group` of the targets a build completed, by its build events:
+    each as Bazel placed it, under the execution root."""
+    root = execution_root(events)
+    sets = {e["id"]["namedSet"]["id"]: e["namedSetOfFiles"] for e in events if "namedSetOfFiles" in e}
+    pending = [fs["id"] for e in events if e.get("completed", {}).get("success")
+               for g in e["completed"].get("outputGroup", []) if g["name"] == group for fs in g.get("fileSets", [])]
+    files, seen = [], set()
+    while pending:
+        ident = pending.pop(0)
+        if ident in seen:
+            continue
+        seen.add(ident)
+        files += [root.joinpath(*f.get("pathPrefix", []), f["name"]) for f in sets[ident].get("files", [])]
+        pending += [fs["id"] for fs in sets[ident].get("fileSets", [])]
+    return files
+
+
+def built_wheels(events_path: Path) -> list[BuiltWheel]:
+    """The wheels a build made, from their descriptions, which its build events name (the
+    rocm_wheel_info output group): no folder name, no glob of bazel-bin, no second Bazel
+    command. Each description gives its wheel's path from the execution root and its
+    build_info.json. [] where there are no events (the build did not run) or they name none."""
+    try:
+        events = [json.loads(line) for line in events_path.read_text().splitlines() if line.strip()]
+        root, descriptions = execution_root(events), group_files(events, WHEEL_INFO_GROUP)
+    except (OSError, ValueError, KeyError, StopIteration) as e:
+        print(f"ci_build dist_wheels: cannot read the build's events ({events_path}: {e!r})", file=sys.stderr)
         return []
     wheels = []
-    for path in queried.paths:
+    for path in descriptions:
         description = json.loads(path.read_text())
-        wheels.append(BuiltWheel(queried.execution_root / description["wheel"], description.get("build_info") or {}))
+        wheels.append(BuiltWheel(root / description["wheel"], description.get("build_info") or {}))
     return wheels
 
 
@@ -137,13 +189,13 @@ def audit_wheels(wheels: list[Path], manylinux: str | None) -> dict | None:
     return json.loads(result.stdout)
 
 
-def required_policy(args: argparse.Namespace) -> str | None:
+def required_policy(request: Request) -> str | None:
     """The manylinux policy the wheels must meet: --manylinux, else the host toolchain's own
     (manylinux_2_28 for --host-toolchain=manylinux_2_28), else none (the sandbox's compiler, or
     full mode's rules_ml_toolchain: tag them with the best policy certified)."""
-    if args.manylinux:
-        return args.manylinux
-    return "manylinux_2_28" if args.host_toolchain == "manylinux_2_28" else None
+    if request.manylinux:
+        return request.manylinux
+    return "manylinux_2_28" if request.host_toolchain == "manylinux_2_28" else None
 
 
 def policy_name(value: str) -> str:

@@ -6,15 +6,15 @@ defined here, with the meaning rocm/rocm.bazelrc's comments give them."""
 
 from __future__ import annotations
 
-import argparse
 import re
 import shlex
 from pathlib import Path
 
 import pytest
 
-from build.ci_build_cli import dist_wheels
+from build.ci_build_cli import cli, dist_wheels
 from build.ci_build_cli.options import RBE_CONFIGS
+from build.ci_build_cli.request import Request
 from tests.conftest import require_jax_tree
 from tests.infra import bazelrc
 from third_party.private import source_tree
@@ -122,8 +122,8 @@ def test_the_comparison_can_fail(tmp_path):
     assert bazelrc.expand(lines, "rocm_release") == ["--repo_env=A=1", "--repo_env=A=2"]
 
 
-def release_args(rbe: str, host_toolchain: str) -> argparse.Namespace:
-    return argparse.Namespace(rbe=rbe, host_toolchain=host_toolchain)
+def release_args(rbe: str, host_toolchain: str) -> Request:
+    return cli.parse_args(["--sources=examples", "dist_wheels", f"--rbe={rbe}", f"--host-toolchain={host_toolchain}"])
 
 
 @pytest.mark.parametrize("rbe", sorted(RBE_CONFIGS))

@@ -26,6 +26,7 @@ import pytest
 
 from ci_build_cli import cli, dist_wheels, full, inputs, options, pythons, sandbox, sources, toolkit, wheels
 from ci_build_cli.paths import CHECKOUT  # the checkout of the ci_build imported here (pytest.ini's pythonpath)
+from ci_build_cli.request import Request
 from tests.conftest import DRY_RUN, bazel_build, require_jax_tree
 
 pytestmark = pytest.mark.unit
@@ -36,14 +37,12 @@ XLA_PIN = json.loads((CHECKOUT / "third_party" / "xla" / "pin.json").read_text()
 README = CHECKOUT / "README.md"
 
 
-def args(*argv: str):
-    """Namespace of `ci_build [flags] dist_wheels [flags]`, from the real parser, with the kind
+def args(*argv: str) -> Request:
+    """The Request of `ci_build [flags] dist_wheels [flags]`, from the real parser, with the kind
     of wheel chosen as ci_build chooses it."""
     argv = list(argv)
     split = argv.index("dist_wheels") if "dist_wheels" in argv else len(argv)
-    parsed = cli.parse_args(argv[:split] + ["dist_wheels"] + argv[split + 1:])
-    dist_wheels.choose_wheel_kind(parsed)
-    return parsed
+    return dist_wheels.choose_wheel_kind(cli.parse_args(argv[:split] + ["dist_wheels"] + argv[split + 1:]))
 
 
 def jax_tree(root: Path, version_py: str | None = '_version = "0.11.0"\n') -> Path:
@@ -97,11 +96,16 @@ CHECKED_SAMPLES = {"amdgpu_targets": "gfx942,gfx950", "therock_sha256": "ab" * 3
                    "wheel_commit": "0123abc"}
 
 
+# Toolkit folders, which must exist: parse_args decides the toolkit (toolkit.rocm_source).
+TOOLKIT_SAMPLES = {"rocm_path": str(CHECKOUT / "examples"), "therock_path": str(CHECKOUT / "examples")}
+
+
 def sample(option) -> tuple[list[str], object]:
     """(argv words giving `option` a value other than its default, the value parsed)."""
     kwargs = option.kwargs
-    if option.dest in CHECKED_SAMPLES:
-        return [option.flags[0], CHECKED_SAMPLES[option.dest]], CHECKED_SAMPLES[option.dest]
+    given = {**CHECKED_SAMPLES, **TOOLKIT_SAMPLES}
+    if option.dest in given:
+        return [option.flags[0], given[option.dest]], given[option.dest]
     if kwargs.get("action") == "store_true":
         return [option.flags[0]], True
     if kwargs.get("type") is int:
@@ -120,8 +124,10 @@ def command_of(option) -> str:
 # mode and --mode=kernels contradict, so these are tried with the examples/ stand-ins (kernels).
 KERNELS_ONLY = {"host", "mode"}
 # What an option's value decides besides its own: --sources=examples makes kernels mode, and so
-# does a --mode given as the sources would decide it.
-DECIDES_TOO = {"sources": {"mode"}}
+# does a --mode given as the sources would decide it; the source trees and the toolkit follow
+# their options.
+DECIDES_TOO = {"sources": {"mode", "source_dirs"}, "xla_source_dir": {"source_dirs"}, "jax_source_dir": {"source_dirs"},
+               "rocm_path": {"rocm_source"}, "therock_path": {"rocm_source"}}
 
 
 def test_the_options_table_covers_every_option_of_the_parser():
@@ -172,20 +178,23 @@ def test_defaults_are_the_options_own():
         "pinned", "full", "gcc", None, "full", False)
 
 
-def test_options_split_around_the_subcommand_are_all_kept():
+def test_options_split_around_the_subcommand_are_all_kept(tmp_path):
     parsed = cli.parse_args(["--sources=examples", "--compiler=clang", "--amdgpu-targets=gfx950", "dist_wheels",
-                                  "--rocm-path=/opt/rocm", "--wheel-kind=nightly", "--dry-run"])
+                                  f"--rocm-path={tmp_path}", "--wheel-kind=nightly", "--dry-run"])
     assert (parsed.sources, parsed.compiler, parsed.amdgpu_targets, parsed.rocm_path, parsed.wheel_kind, parsed.dry_run) == (
-        "examples", "clang", "gfx950", "/opt/rocm", "nightly", True)
+        "examples", "clang", "gfx950", str(tmp_path), "nightly", True)
     # Given twice, the later one wins.
     assert cli.parse_args(["--compiler=clang", "dist_wheels", "--compiler=gcc"]).compiler == "gcc"
 
 
 def test_the_command_rocms_docs_give_parses_verbatim():
-    parsed = cli.parse_args(ROCM_DOCS_COMMAND)
-    assert parsed.command == "dist_wheels" and parsed.fn is dist_wheels.cmd_dist_wheels
+    parsed = cli.parser().parse_args(ROCM_DOCS_COMMAND)
+    assert parsed.command == "dist_wheels"
     assert (parsed.compiler, parsed.python_versions, parsed.rocm_version) == ("clang", "3.12", "7.10.0a20251120")
     assert parsed.therock_path.endswith("/therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz")
+    # The download is refused without its sha256, before anything runs (the request's toolkit).
+    with pytest.raises(inputs.InputError, match=r"is a download: add --therock-sha256=HEX"):
+        cli.parse_args(ROCM_DOCS_COMMAND)
     with_sha = cli.parse_args(ROCM_DOCS_COMMAND[:-1] + ["--therock-sha256=" + "ab" * 32, "dist_wheels", "--sources=examples"])
     assert (with_sha.therock_sha256, with_sha.sources) == ("ab" * 32, "examples")
 
@@ -287,7 +296,7 @@ def test_wheel_version_flags_are_checked_as_they_are_parsed(check, value, says):
 def test_release_from_examples_names_the_overridden_sources(tmp_path):
     # --sources=examples replaces XLA and JAX with examples/; examples/jax's version.py
     # gives the pins' release, and --jax-source-dir takes precedence over examples/jax.
-    assert sources.source_dirs(args("--sources=examples")) == {
+    assert args("--sources=examples").source_dirs == {
         "xla": CHECKOUT / "examples" / "xla", "jax": CHECKOUT / "examples" / "jax"}
     assert wheels.wheel_flags(args("--sources=examples", "--allow-stand-ins")) == [
         "--@jax_rocm_build//wheel:kind=release", "--@jax_rocm_build//wheel:version=0.10.2",
@@ -309,7 +318,7 @@ def test_a_real_jax_tree_gives_its_release_and_is_passed_on():
         assert commit == "990e6a0b84138346e6a38785412f36356e0e5dc3"
     flags = sandbox.bazel_flags(args("--sources=examples", f"--jax-source-dir={tree}"))  # kernels mode's flags
     assert f"--override_repository=jax={tree.resolve()}" in flags
-    assert sources.source_dirs(args("--sources=examples", f"--jax-source-dir={tree}"))["jax"] == tree.resolve()
+    assert args("--sources=examples", f"--jax-source-dir={tree}").source_dirs["jax"] == tree.resolve()
 
 
 def test_nightly_with_a_date():
@@ -696,57 +705,6 @@ def built(tmp_path) -> list[Path]:
         path.write_bytes(rel.encode() * 100)
         paths.append(path)
     return paths
-
-
-def fake_bazel_naming(monkeypatch, execution_root: Path, named: dict[str, list[str]]) -> list[list[str]]:
-    """sandbox.spawn as Bazel answers `cquery --output=files` (for each target, the files
-    `named` lists, from the execution root) and `info execution_root`; the commands it got."""
-    asked = []
-
-    def spawn(cmd, **kw):
-        asked.append(cmd)
-        if "cquery" in cmd:
-            return subprocess.CompletedProcess(cmd, 0, "".join(f + "\n" for f in named[cmd[-1]]), "")
-        assert "info" in cmd and cmd[-2:] == ["execution_root", "output_base"], cmd
-        return subprocess.CompletedProcess(cmd, 0, f"execution_root: {execution_root}\noutput_base: /nowhere\n", "")
-
-    monkeypatch.setattr(sandbox, "spawn", spawn)
-    return asked
-
-
-def test_built_wheels_are_the_ones_bazel_names_in_whatever_folder(monkeypatch, tmp_path):
-    """The wheel rule's folders renamed (nothing like jax_rocm_*_wheel): ci_build takes the wheels
-    from the descriptions Bazel names, never from a glob of bazel-bin."""
-    root = tmp_path / "execroot"
-    descriptions = []
-    for n, (folder, name, info) in enumerate([("out/renamed_pjrt", "jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl", {}),
-                                              ("out/other/cp313", "jax_rocm7_plugin-0.10.2-cp313-cp313-linux_x86_64.whl",
-                                               {"artifacts": {"_linalg.so": {"origin": "examples"}}})]):
-        (root / folder).mkdir(parents=True)
-        (root / folder / name).write_bytes(b"wheel")
-        description = root / "out" / f"described_{n}.json"
-        description.write_text(json.dumps({"wheel": f"{folder}/{name}", "build_info": info}))
-        descriptions.append(f"out/described_{n}.json")
-    (root / "bazel-bin" / "jax_rocm_pjrt_wheel").mkdir(parents=True)
-    (root / "bazel-bin" / "jax_rocm_pjrt_wheel" / "stale.whl").write_bytes(b"an earlier build's")
-    asked = fake_bazel_naming(monkeypatch, root, {"//:jax_rocm_wheels": descriptions})
-    got = wheels.built_wheels(["bazel"], ["--config=rocm"], "//:jax_rocm_wheels")
-    assert [w.path for w in got] == [root / "out/renamed_pjrt/jax_rocm7_pjrt-0.10.2-py3-none-linux_x86_64.whl",
-                                     root / "out/other/cp313/jax_rocm7_plugin-0.10.2-cp313-cp313-linux_x86_64.whl"]
-    assert got[1].stand_ins == ["_linalg.so"] and got[0].stand_ins == []
-    # The build's own flags, so the same configuration; the group wheel.bzl puts descriptions in.
-    assert asked[0] == ["bazel", "cquery", "--config=rocm", "--output=files", "--output_groups=rocm_wheel_info",
-                        "//:jax_rocm_wheels"]
-
-
-def test_the_wheel_info_group_is_the_wheel_rules():
-    assert f'WHEEL_INFO_GROUP = "{wheels.WHEEL_INFO_GROUP}"' in (CHECKOUT / "wheel/private/wheel.bzl").read_text()
-
-
-def test_a_query_bazel_cannot_answer_names_no_wheel(monkeypatch, capsys):
-    monkeypatch.setattr(sandbox, "spawn", lambda cmd, **kw: subprocess.CompletedProcess(cmd, 2, "", "ERROR: no such target"))
-    assert wheels.built_wheels(["bazel"], [], "//:jax_rocm_wheels") == []
-    assert "ERROR: no such target" in capsys.readouterr().err
 
 
 def test_collect_wheels_copies_and_replaces(built, tmp_path):
@@ -1148,7 +1106,7 @@ def fetched(recorded, monkeypatch, tmp_path):
         return subprocess.CompletedProcess(cmd, 0, answer + "\n", "")
 
     monkeypatch.setattr(sandbox, "spawn", spawn)
-    monkeypatch.setattr(wheels, "built_wheels", lambda bazel, flags, target: [])
+    monkeypatch.setattr(wheels, "built_wheels", lambda events: [])
     tarball = therock_tarball(tmp_path / "rocm-nightly.tar.gz")  # its name says no release
     argv = [a for a in DRY_RUN if a != "--dry-run"] + [f"--therock-path={tarball}", f"--output-dir={tmp_path / 'dist'}"]
     return argv, infos
@@ -1201,7 +1159,7 @@ def test_each_built_wheel_is_read_once(recorded, monkeypatch, tmp_path, capsys):
     (tmp_path / "cache").mkdir()
     described = [wheels.BuiltWheel(path, {"rocm_version": "7.2.4", "artifacts": {"a.so": {"origin": "examples"}}})
                  for path in built]
-    monkeypatch.setattr(wheels, "built_wheels", lambda bazel, flags, target: described)
+    monkeypatch.setattr(wheels, "built_wheels", lambda events: described)
     monkeypatch.setattr(wheels, "audit_wheels", lambda ws, policy: {w.name: {"ok": True, "platform_tag": "x"} for w in ws})
     argv = [a for a in DRY_RUN if a != "--dry-run"] + ["--allow-stand-ins", f"--output-dir={tmp_path / 'dist'}"]
     assert cli.main(argv) == 0
@@ -1388,17 +1346,19 @@ def test_full_mode_with_two_pythons_makes_a_plan_for_each_and_the_pjrt_wheel_in_
     assert parsed.mode == "full"
     plans = dist_wheels.plan_build(parsed, [PY311, PY314])
     assert [p.interpreters for p in plans] == [[PY311], [PY314]]
-    assert [p.target for p in plans] == [p.build_args[-1] for p in plans] == ["//:jax_rocm_wheels", "//:jax_rocm_plugin_wheel"]
+    assert [p.target for p in plans] == [p.build_args()[-1] for p in plans] == ["//:jax_rocm_wheels", "//:jax_rocm_plugin_wheel"]
+    # Each build writes the events that name its wheels (wheels.built_wheels).
+    assert all(p.build_args()[-3:-1] == wheels.event_flags(p.events) for p in plans)
     assert plans[0].bazel == plans[1].bazel  # one output base: the second run reuses the first's actions
     assert "/opt/py311" in plans[0].bazel[:plans[0].bazel.index("--")]  # every Python mounted in each
     # The same flags but for the Python and the target.
-    assert [w.replace("3.11", "3.14").replace("/opt/py311/bin/python", "/usr/bin/python") for w in plans[0].build_args[:-1]] \
-        == plans[1].build_args[:-1]
-    assert [w for w in plans[1].build_args if "PYTHON" in w] == full.full_python(PY314)
+    assert [w.replace("3.11", "3.14").replace("/opt/py311/bin/python", "/usr/bin/python") for w in plans[0].build_args()[:-1]] \
+        == plans[1].build_args()[:-1]
+    assert [w for w in plans[1].build_args() if "PYTHON" in w] == full.full_python(PY314)
     # Kernels mode builds every Python in one run.
     kernels = dist_wheels.plan_build(args("--sources=examples", "--dry-run"), [PY311, PY314])
     assert len(kernels) == 1 and kernels[0].interpreters == [PY311, PY314] and kernels[0].target == "//:jax_rocm_wheels"
-    assert "--repo_env=JAX_ROCM_PYTHON=/opt/py311/bin/python3.11,/usr/bin/python3.14" in kernels[0].build_args
+    assert "--repo_env=JAX_ROCM_PYTHON=/opt/py311/bin/python3.11,/usr/bin/python3.14" in kernels[0].build_args()
 
 
 def test_full_modes_dry_run_builds_each_python_with_the_release_configs(recorded, monkeypatch, capsys):
@@ -1485,10 +1445,10 @@ def test_a_therock_release_from_the_pins_prints_full_modes_commands_one_build_pe
         "+ " + shlex.join(sandbox.SANDBOX + ["ensure", "--rocm=full"]),
         "+ " + shlex.join(sandbox.PREFETCH),
         "+ " + shlex.join(bazel + ["--repo_env=HERMETIC_PYTHON_VERSION=3.13", "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.13",
-                                   "--keep_going", "//:jax_rocm_wheels"]),
+                                   *wheels.event_flags(wheels.events_file()), "--keep_going", "//:jax_rocm_wheels"]),
         "+ " + shlex.join(bazel + ["--repo_env=HERMETIC_PYTHON_VERSION=3.14",
-                                   "--repo_env=JAX_ROCM_PYTHON=/opt/py314/bin/python3.14", "--keep_going",
-                                   "//:jax_rocm_plugin_wheel"]),
+                                   "--repo_env=JAX_ROCM_PYTHON=/opt/py314/bin/python3.14",
+                                   *wheels.event_flags(wheels.events_file()), "--keep_going", "//:jax_rocm_plugin_wheel"]),
     ]
     builds = [n for n, line in enumerate(err) if line.startswith("+ ") and " build " in line]
     assert err[builds[0] - 1] == "ci_build dist_wheels [1/3]: building the wheels with Bazel for Python 3.13 (1 of 2)"
@@ -1523,7 +1483,7 @@ def test_bazels_output_is_shown_as_it_comes_and_kept(capsys):
 def test_the_mode_follows_the_sources(tmp_path, argv, mode):
     parsed = args(*(a.format(xla=tmp_path) for a in argv))
     assert parsed.mode == mode
-    assert sources.real_xla(parsed) == (mode == "full")
+    assert sources.real_xla(parsed.source_dirs) == (mode == "full")
 
 
 def test_decide_mode_takes_a_mode_only_where_the_sources_allow_it():
@@ -1620,7 +1580,7 @@ def probed(recorded, monkeypatch, tmp_path):
     probes = []
     monkeypatch.setattr(sandbox, "spawn", lambda cmd, **kw: probes.append(cmd) or
                         subprocess.CompletedProcess(cmd, 0, json.dumps(answer), ""))
-    monkeypatch.setattr(wheels, "built_wheels", lambda bazel, flags, target: [])
+    monkeypatch.setattr(wheels, "built_wheels", lambda events: [])
     return probes
 
 

@@ -137,14 +137,12 @@ def test_wheels_reach_the_output_dir_whole_and_nothing_else_is_left(tmp_path):
 
 
 def test_interrupt_is_one_line_and_130(capsys, monkeypatch, tmp_path):
-    def interrupted(args):
+    def interrupted(request):
         raise KeyboardInterrupt
     monkeypatch.setattr(sys, "argv", ["ci_build"])
-    fake = type("A", (), {"fn": staticmethod(interrupted), "check": staticmethod(lambda args: None), "dry_run": False,
-                          "command": "dist_wheels"})
     monkeypatch.setattr(sandbox, "CACHE", tmp_path)  # its lock file goes there
-    monkeypatch.setattr(cli, "parse_args", lambda argv=None: fake())
-    assert cli.main([]) == 130
+    monkeypatch.setattr(cli, "COMMANDS", (("dist_wheels", "", interrupted, lambda request: request),))
+    assert cli.main(["--sources=examples", "dist_wheels"]) == 130
     assert capsys.readouterr().err == "ci_build: interrupted; no partial wheel was written (run it again to go on)\n"
 
 

@@ -207,15 +207,16 @@ def test_distro_version_is_checked_against_an_xla_source_dirs_table(env, tmp_pat
     assert toolkit.distro_of(args, "rocm_7.13.0_gfx908").url == GFX908
     assert toolkit.tarball_release(args) == ("the tarball therock-dist-linux-gfx908-7.13.0.tar.gz "
                                              "(ROCM_DISTRO_VERSION=rocm_7.13.0_gfx908)", "7.13.0")
+    # The environment is read once, into the request.
     env(ROCM_DISTRO_VERSION="rocm_9.9.9_gfx000")
     with pytest.raises(InputError) as e:
-        toolkit.check_inputs(args)
+        toolkit.check_inputs(cli.parse_args(["dist_wheels", f"--xla-source-dir={tree}"]))
     table = tree / "third_party/gpus/rocm/rocm_redist.bzl"
     assert str(e.value).startswith(f"ROCM_DISTRO_VERSION=rocm_9.9.9_gfx000 is not in XLA's redistribution table ({table}); "
                                    "known: rocm_7.13.0_gfx908, rocm_7.10.0_gfx94X_whl")
     env(ROCM_DISTRO_VERSION="rocm_7.10.0_gfx94X_whl")
     with pytest.raises(InputError, match=r"pip wheels .*--repo_env=ROCM_PATH=\$\(rocm-sdk path --root\)"):
-        toolkit.check_inputs(args)
+        toolkit.check_inputs(cli.parse_args(["dist_wheels", f"--xla-source-dir={tree}"]))
 
 
 def test_distro_version_against_a_tree_without_a_table(env, tmp_path):

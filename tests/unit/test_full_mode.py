@@ -212,16 +212,23 @@ def test_the_stop_line_names_llvms_archive_by_the_xla_trees_url_and_sha256(tmp_p
 
 
 def test_a_failed_full_mode_build_closes_with_the_stop_line_and_no_clean_hint(monkeypatch, tmp_path, capsys):
-    from ci_build_cli import cli, dist_wheels, full, pythons, sandbox
+    from ci_build_cli import cli, dist_wheels, full, pythons, sandbox, wheels
 
     xla = xla_tree(tmp_path / "xla")
-    monkeypatch.setattr(sandbox, "run_bazel", lambda cmd, dry_run: (1, OFFLINE))
+    builds, queries = [], []
+    monkeypatch.setattr(sandbox, "run_bazel", lambda cmd, dry_run: builds.append(cmd) or (1, OFFLINE))
     # The closure pass's query (tests/unit/test_full_mode_closure.py covers it): nothing listed here.
-    monkeypatch.setattr(sandbox, "spawn", lambda cmd, **kw: subprocess.CompletedProcess(cmd, 3, "", ""))
+    monkeypatch.setattr(sandbox, "spawn", lambda cmd, **kw: queries.append(cmd) or subprocess.CompletedProcess(cmd, 3, "", ""))
     args = cli.parse_args([f"--xla-source-dir={xla}", "dist_wheels"])
     python = pythons.Interpreter("3.14", "/usr/bin/python3.14", None)
-    plan = dist_wheels.BuildPlan(full.full_bazel(args), [], "//:jax_rocm_wheels", [python])
+    plan = dist_wheels.BuildPlan(full.full_bazel(args), ["--config=rocm"], "//:jax_rocm_wheels", [python],
+                                 events=tmp_path / "events" / "wheel-events.json")
     assert dist_wheels.build_one(args, plan, None) == 1
+    # The wheels' build writes the events that name them; the closure's query takes no build-only flag.
+    event_flags = wheels.event_flags(plan.events)
+    assert builds[0][-4:] == [*event_flags, "--keep_going", "//:jax_rocm_wheels"]
+    assert queries and "query" in queries[0] and "--config=rocm" in queries[0]
+    assert not set(event_flags) & set(queries[0])
     err = capsys.readouterr().err.splitlines()
     assert err[-1] == f"ci_build dist_wheels: {full.stop_line(OFFLINE, xla)}"
     assert not any("clean --expunge" in line for line in err)

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from build.ci_build_cli import full
+from build.ci_build_cli import cli, full
+from build.ci_build_cli.request import Request
 
 pytestmark = pytest.mark.unit
 
@@ -32,8 +33,8 @@ GRAPH = """<?xml version="1.1" encoding="UTF-8" standalone="no"?>
 """
 
 
-def args(tmp_path: Path, xla: Path | None = None) -> argparse.Namespace:
-    return argparse.Namespace(dry_run=False, xla_source_dir=str(xla) if xla else None)
+def args(tmp_path: Path, xla: Path | None = None) -> Request:
+    return cli.parse_args([*([f"--xla-source-dir={xla}"] if xla else []), "native"])
 
 
 def fake_bazel(monkeypatch, first_output: str) -> list[list[str]]:
