@@ -262,6 +262,17 @@ def recorded(monkeypatch):
     return commands
 
 
+
+def unreachable_by_nobody(path: Path) -> str:
+    """Why an ordinary user (nobody) cannot run a program at `path` ("" when it can): a folder on
+    the way it may not enter (a checkout under root's 0700 home), or a file it may not read."""
+    import stat
+    for folder in [*reversed(path.parents)]:
+        if not folder.stat().st_mode & stat.S_IXOTH:
+            return f"{folder} is closed to other users (mode {stat.S_IMODE(folder.stat().st_mode):o}): clone the checkout where they may read it"
+    return "" if path.stat().st_mode & stat.S_IROTH else f"{path} is not readable by other users"
+
+
 def bazel_build(commands) -> list[str]:
     """The one `bazel build` among the commands `recorded` holds."""
     builds = [cmd for cmd, _ in commands if "build" in cmd and any(w == "bazel" or w.endswith("/tools/bazel") for w in cmd)]

@@ -23,6 +23,7 @@ import pytest
 
 from ci_build_cli import cli, full, pythons, sandbox, sources, toolkit
 from ci_build_cli.paths import CHECKOUT
+from tests.conftest import unreachable_by_nobody
 from tests.infra.archives import entries_of, tar_of
 
 pytestmark = pytest.mark.unit
@@ -400,6 +401,8 @@ def test_a_newcomers_typo_is_answered_in_one_line_before_anything_is_made(typo, 
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="becoming an ordinary user (nobody) needs root")
+@pytest.mark.skipif(bool(unreachable_by_nobody(CHECKOUT / "build/ci_build")),
+                    reason=unreachable_by_nobody(CHECKOUT / "build/ci_build") or "-")
 def test_a_machine_that_cannot_build_the_sandbox_is_named_before_any_download():
     """The README's command as an ordinary user the sandbox cannot be built for (nobody has no
     subordinate ids; without mmdebstrap the same path says so): exit 2 at once, the one line of

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PRIVATE_MOUNTS, SANDBOX_PY, sandbox
+from tests.conftest import PRIVATE_MOUNTS, SANDBOX_PY, sandbox, unreachable_by_nobody
 
 sys.path.insert(0, str(SANDBOX_PY.parent))
 from sandbox_root import SandboxError, build, cache, environment, layers, namespaces, output_bases  # noqa: E402
@@ -211,6 +211,7 @@ def one_error_line(result) -> str:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="becoming a user without subordinate ids (nobody) needs root")
+@pytest.mark.skipif(bool(unreachable_by_nobody(Path(SANDBOX_PY))), reason=unreachable_by_nobody(Path(SANDBOX_PY)) or "-")
 def test_a_user_without_subordinate_ids_is_told_how_to_get_them(tmp_path):
     tmp_path.chmod(0o777)
     # newuidmap and newgidmap are looked for first: stand-ins on PATH (found, never run), so that
@@ -283,6 +284,7 @@ def test_without_mmdebstrap_the_check_says_so_before_anything_is_made(monkeypatc
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="becoming a user without subordinate ids (nobody) needs root")
+@pytest.mark.skipif(bool(unreachable_by_nobody(Path(SANDBOX_PY))), reason=unreachable_by_nobody(Path(SANDBOX_PY)) or "-")
 def test_the_check_is_exit_2_and_one_line_and_root_passes_it(tmp_path):
     tmp_path.chmod(0o777)
     with tempfile.TemporaryDirectory(dir="/tmp") as tools:
