@@ -269,7 +269,8 @@ def unreachable_by_nobody(path: Path) -> str:
     import stat
     for folder in [*reversed(path.parents)]:
         if not folder.stat().st_mode & stat.S_IXOTH:
-            return f"{folder} is closed to other users (mode {stat.S_IMODE(folder.stat().st_mode):o}): clone the checkout where they may read it"
+            mode = stat.S_IMODE(folder.stat().st_mode)
+            return f"{folder} is closed to other users (mode {mode:o}): clone the checkout where they may read it"
     return "" if path.stat().st_mode & stat.S_IROTH else f"{path} is not readable by other users"
 
 
