@@ -99,12 +99,12 @@ class QueriedFiles:
         return [(self.output_base if f.startswith("external/") else self.execution_root) / f for f in self.files]
 
 
-def query_files(bazel: list[str], flags: list[str], target: str, output_group: str | None = None) -> QueriedFiles | None:
-    """The files Bazel says `target` has (in `output_group`, else its default outputs): `cquery
-    --output=files` with the build's own flags (the same configuration, so the build's analysis
-    serves). None where Bazel could not answer (it said why)."""
-    groups = [f"--output_groups={output_group}"] if output_group else []
-    listed = _bazel_says(bazel, ["cquery", *flags, "--output=files", *groups, target])
+def query_files(bazel: list[str], flags: list[str], target: str) -> QueriedFiles | None:
+    """The files Bazel says `target` has: `cquery --output=files` with the build's own flags (the
+    same configuration). Each sandbox run starts a new Bazel server, so this costs a fresh
+    analysis of `target`: kept for a small target (rocm_config.json), never for the wheels.
+    None where Bazel could not answer (it said why)."""
+    listed = _bazel_says(bazel, ["cquery", *flags, "--output=files", target])
     info = _bazel_says(bazel, ["info", *flags, "execution_root", "output_base"]) if listed is not None else None
     where = dict(line.split(": ", 1) for line in (info or "").splitlines() if ": " in line)
     if "execution_root" not in where or "output_base" not in where:
