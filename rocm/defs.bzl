@@ -27,5 +27,5 @@ def rocm_library(name, target_compatible_with = [], **kwargs):
     )
 
 # What a shipped .so depends on so that --@local_config_rocm//rocm:rocm_path_type decides
-# its RUNPATH (rocm/private/runpath.bzl): linkopts only.
+# its RUNPATH (third_party/gpus/private/runpath.bzl): linkopts only.
 ROCM_RPATH = "@local_config_rocm//rocm:rocm_rpath"

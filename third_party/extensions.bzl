@@ -42,8 +42,8 @@ PINS = {
 
 # How to build each without the network, for a failed download.
 _OFFLINE_ADVICE = {
-    "xla": "To build without it, point the build at a local XLA tree: --override_repository=xla=/path/to/xla (through tools/bazel), build/ci_build --xla-source-dir=DIR, or --sources=examples.",
-    "jax": "To build without it, point the build at a local JAX checkout or archive: --override_repository=jax=/path/to/jax (through tools/bazel) or build/ci_build --jax-source-dir=PATH; or build the offline stand-ins, labelled as such: build/ci_build --sources=examples (examples/jax).",
+    "xla": "To build without it, point the build at a local XLA tree: --override_repository=xla=/path/to/xla (through tools/bazel), or the offline stand-in, labelled as such: --override_repository=xla=$PWD/examples/xla.",
+    "jax": "To build without it, point the build at a local JAX checkout or archive: --override_repository=jax=/path/to/jax (through tools/bazel); or the offline stand-in, labelled as such: --override_repository=jax=$PWD/examples/jax.",
     "nanobind": "Fetch it with pip into Bazel's distdir: python3 tools/prefetch.py.",
     "xla_ffi_headers": "Fetch it with pip into Bazel's distdir: python3 tools/prefetch.py.",
     "com_google_absl": "Fetch the same archive from Debian's source package into Bazel's distdir: python3 tools/prefetch.py.",

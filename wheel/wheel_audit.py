@@ -16,7 +16,7 @@ What remains decides:
   symbol, its version and the file that uses it;
 * a RUNPATH/RPATH entry into Bazel's build tree (_solib, runfiles, execution root, output
   base: wheel/private/runpath.py's is_build_tree_entry) fails, naming the file and the entry:
-  it means nothing once installed (rocm/private/runpath.bzl says what is searched instead).
+  it means nothing once installed (third_party/gpus/private/runpath.bzl says what is searched instead).
 
 Exit status 0 when every wheel passes, 1 otherwise; the certified platform tag of
 each wheel is printed (or emitted as JSON with --json), for build/ci_build to tag the

@@ -46,7 +46,7 @@ _pypi_hub = repository_rule(
 def _build_python_impl(mctx):
     specs = [s.strip() for s in mctx.getenv("JAX_ROCM_PYTHON", "python3").split(",") if s.strip()]
     if len(specs) != 1:
-        fail("full mode builds for one Python, but JAX_ROCM_PYTHON names %d (%s). Name one: --repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.X (build/ci_build --mode=full --python-versions=3.X does)." % (len(specs), ",".join(specs)))
+        fail("full mode builds for one Python, but JAX_ROCM_PYTHON names %d (%s). Name one: --repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.X." % (len(specs), ",".join(specs)))
     local_runtime_repo(
         name = "jax_rocm_python_runtime",
         interpreter_path = specs[0],

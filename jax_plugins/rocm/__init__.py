@@ -19,7 +19,7 @@ major: N comes from ``build_info.json`` or else from this module's name.
       "rocm_source": "...",                      # what chose the toolkit (ROCM_PATH=..., THEROCK_URL=...)
       "rocm_therock_family": "",                 # a TheRock tarball's family (gfx94X-dcgpu ...), else ""
       "amdgpu_targets": ["gfx942", "gfx950"],    # offload architectures compiled in
-      "rocm_path_type": "link_only",             # where the .so files look for ROCm (rocm/private/runpath.bzl)
+      "rocm_path_type": "link_only",             # where the .so files look for ROCm (third_party/gpus/private/runpath.bzl)
       "python_tag": "py3",                       # cpXY in the plugin wheel
       "sources": {                               # whose code, by source (the pjrt wheel: xla alone)
           "xla": {"commit": "<sha>", "sha256": "<archive>", "version": "",
@@ -246,7 +246,7 @@ _MISSING_LIBRARY = re.compile(r"(lib[\w.+-]*\.so[\w.]*): cannot open shared obje
 
 
 def rocm_search_places(site_packages: Path, rocm_path_type: str) -> list[str]:
-    """Where the modules' RUNPATH (rocm/private/runpath.bzl, recorded as build_info.json's
+    """Where the modules' RUNPATH (third_party/gpus/private/runpath.bzl, recorded as build_info.json's
     rocm_path_type) makes the loader look for ROCm, in order, as paths a user can check."""
     places = []
     if rocm_path_type in ("link_only", "multiple"):

@@ -1,7 +1,7 @@
 """rocm_nanobind_extension: a JAX FFI module whose RUNPATH rocm_path_type decides.
 
 The nanobind_extension of third_party/nanobind, plus @local_config_rocm//rocm:rocm_rpath
-(the RUNPATH of --@local_config_rocm//rocm:rocm_path_type, rocm/private/runpath.bzl).
+(the RUNPATH of --@local_config_rocm//rocm:rocm_path_type, third_party/gpus/private/runpath.bzl).
 Bazel's own RUNPATHs into its build tree ($ORIGIN/../../_solib_k8/...) cannot be turned
 off for one target (its toolchains imply runtime_library_search_directories); the wheel
 rule strips them when packing (wheel/private/runpath.py). JAX's own

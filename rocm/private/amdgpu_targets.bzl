@@ -1,15 +1,6 @@
 """--//rocm:amdgpu_targets: which amdgpu code objects HIP sources are compiled into."""
 
-load(
-    "@local_config_rocm//:build_defs.bzl",
-    "is_rocm_configured",
-    "rocm_compiler_description",
-    "rocm_dist_allowed_amdgpu_targets",
-    "rocm_dist_amdgpu_targets",
-    "rocm_dist_description",
-    "rocm_supported_amdgpu_targets",
-)
-load(":providers.bzl", "AmdgpuTargetsInfo")
+load(":providers.bzl", "AmdgpuTargetsInfo", "RocmToolchainInfo")
 
 # Target features a code object may be specialised for: gfx90a:xnack-, gfx942:sramecc+.
 _FEATURES = ["xnack+", "xnack-", "sramecc+", "sramecc-"]
@@ -81,9 +72,8 @@ def check_amdgpu_targets(requested, supported, dist_targets, dist_allowed, compi
     if not problems:
         return targets, None
     if uncovered and len(problems) == 1:
-        advice = "Ask only for targets it covers: %s=%s (build/ci_build --amdgpu-targets=%s), or leave the flag unset to get them by default; or build with a TheRock tarball of a family that covers %s." % (
+        advice = "Ask only for targets it covers: %s=%s, or leave the flag unset to get them by default; or build with a TheRock tarball of a family that covers %s." % (
             flag,
-            ",".join(dist_targets),
             ",".join(dist_targets),
             ", ".join(uncovered),
         )
@@ -95,23 +85,29 @@ def check_amdgpu_targets(requested, supported, dist_targets, dist_allowed, compi
     return [], "%s=%s: %s.\n%s" % (flag, ",".join(targets), "; ".join(problems), advice)
 
 def _amdgpu_targets_flag_impl(ctx):
+    toolkit = ctx.attr.toolkit[RocmToolchainInfo]
     flag = _flag_name(ctx.label)
     targets, error = check_amdgpu_targets(
         ctx.build_setting_value,
-        rocm_supported_amdgpu_targets(),
-        rocm_dist_amdgpu_targets(),
-        rocm_dist_allowed_amdgpu_targets(),
-        rocm_compiler_description(),
+        toolkit.supported_targets,
+        toolkit.dist_targets,
+        toolkit.dist_allowed_targets,
+        toolkit.compiler_description,
         flag,
-        rocm_dist_description(),
+        toolkit.dist_description,
     )
-    if error and is_rocm_configured():
+    if error and toolkit.configured:
         fail(error)
     return [AmdgpuTargetsInfo(targets = targets)]
 
 amdgpu_targets_flag = rule(
     implementation = _amdgpu_targets_flag_impl,
     build_setting = config.string_list(flag = True),
+    attrs = {
+        # The toolkit's facts come as a provider (not by loading @local_config_rocm's
+        # build_defs.bzl, which loads this package: a load cycle).
+        "toolkit": attr.label(mandatory = True, providers = [RocmToolchainInfo], doc = "@local_config_rocm//:hip_compiler"),
+    },
     doc = "A comma-separated list of amdgpu targets, validated against the configured clang at analysis.",
 )
 
@@ -126,7 +122,7 @@ def narrow_amdgpu_targets(flag_targets, requested):
         return flag_targets, None
     targets = [t for t in flag_targets if t in wanted or t.split(":")[0] in wanted]
     if not targets:
-        return [], "none of %s is among the build's targets (--//rocm:amdgpu_targets=%s); add one to the flag (build/ci_build --amdgpu-targets=...), or leave this library out of this build" % (
+        return [], "none of %s is among the build's targets (--//rocm:amdgpu_targets=%s); add one to the flag, or leave this library out of this build" % (
             ", ".join(wanted),
             ",".join(flag_targets),
         )

@@ -19,6 +19,12 @@ RocmToolchainInfo = provider(
         "rocm_version": "The ROCm release, e.g. '7.2.4'.",
         "hip_version": "HIP's version as the finder read it, e.g. '7.2.53211', passed as --hip-version ('' if unknown).",
         "supported_targets": "amdgpu processors this clang can compile for (--print-supported-cpus).",
+        "dist_targets": "The targets a TheRock toolkit has device code for: its dist_info.json's, else its family's " +
+                        "(empty: no such limit).",
+        "dist_allowed_targets": "What a build may ask for under dist_targets' limit, as the finder decided " +
+                                "(find_rocm_config.py allowed_targets: the one implementation of that policy).",
+        "dist_description": "'the TheRock toolkit of family gfx950-dcgpu': what limits dist_targets, for messages.",
+        "compiler_description": "'clang 22.1.8 of ROCm 7.2.4', for messages.",
         "config_file": "hip_action_key.json: an input of every HIP action, so a toolkit change re-runs them (the " +
                        "toolkit's facts, free of the output base's path when the toolkit is in the inputs).",
         "runtime": "CcInfo of the HIP runtime (headers and libamdhip64) that HIP objects need.",

@@ -72,7 +72,7 @@ def _rocm_library_impl(ctx):
     global_copts = ctx.attr._copts[BuildSettingInfo].value
     for where, flags in (("copts", own_copts), ("--//rocm:copts", global_copts)):
         if target_flags_in(flags):
-            fail("%s: %s name amdgpu targets (%s): the targets come from --//rocm:amdgpu_targets (build/ci_build --amdgpu-targets), narrowed by this rule's amdgpu_targets attribute, so that build_info.json lists what the modules hold; remove them from %s" % (
+            fail("%s: %s name amdgpu targets (%s): the targets come from --//rocm:amdgpu_targets, narrowed by this rule's amdgpu_targets attribute, so that build_info.json lists what the modules hold; remove them from %s" % (
                 ctx.label,
                 where,
                 " ".join(target_flags_in(flags)),

@@ -1,4 +1,4 @@
-"""Starlark unit tests (bazel_skylib's unittest) of rocm/private's pure functions: rocm/private/tests."""
+"""Starlark unit tests (bazel_skylib's unittest) of pure functions: rocm/private/tests and third_party/gpus/private/tests."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ pytestmark = pytest.mark.bazel
 
 
 def test_rocm_private_functions(in_sandbox):
-    result = in_sandbox("bazel", "test", "--test_output=errors", "//rocm/private/tests:all", check=False)
+    result = in_sandbox("bazel", "test", "--test_output=errors", "//rocm/private/tests:all", "//third_party/gpus/private/tests:all",
+                        check=False)
     out = result.stdout + result.stderr
     assert result.returncode == 0, out[-4000:]
     # Every test target Bazel found passed ("Executed 0 out of N" when cached): the count is

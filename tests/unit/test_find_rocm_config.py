@@ -446,7 +446,7 @@ def test_cli_json_has_the_promised_keys(tmp_path):
                 "hipcc_path", "device_libs_path", "amdgpu_targets_supported", "libraries",
                 "amdgpu_targets", "amdgpu_targets_origin", "amdgpu_targets_note", "rocm_release", "rocm_major"):
         assert key in data
-    assert data["therock_pip_families"] == list(finder.THEROCK_PIP_FAMILIES), "rocm/private/runpath.bzl's, as data"
+    assert data["therock_pip_families"] == list(finder.THEROCK_PIP_FAMILIES), "third_party/gpus/private/runpath.bzl's, as data"
     assert data["amdgpu_targets"] == ["gfx942", "gfx950"] and data["amdgpu_targets_note"] == "", "the defaults held as given"
     assert set(data["libraries"]["rocblas"]) >= {"version", "version_number", "include_dir", "library_dir", "library"}
 

@@ -178,7 +178,7 @@ THEROCK_FAMILIES: dict[str, tuple[str, ...]] = {
 # TheRock's per-family pip packages (_rocm_sdk_libraries_<family>, index
 # https://rocm.nightlies.amd.com/v2/<family>/): the tarball families above and single-target
 # ones, in the order the published jax_rocm7_plugin 0.10.2's RUNPATH searches them. The build
-# makes its link_only RUNPATH of them (rocm/private/runpath.bzl, by way of rocm_config.json);
+# makes its link_only RUNPATH of them (third_party/gpus/private/runpath.bzl, by way of rocm_config.json);
 # the order is that RUNPATH's, so changing it changes every shipped .so.
 THEROCK_PIP_FAMILIES: tuple[str, ...] = (
     "gfx950-dcgpu", "gfx950-all", "gfx94X-dcgpu", "gfx94X-all", "gfx90a", "gfx90X-dcgpu", "gfx90X-all",

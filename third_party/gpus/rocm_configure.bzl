@@ -46,7 +46,7 @@ which flag to add.
 """
 
 # Not through //rocm:defs.bzl, which loads @local_config_rocm: the repository this rule makes.
-load("//rocm/private:runpath.bzl", "ROCM_PATH_TYPES", "link_only_runpath", "runpath_linkopts", "system_runpath")  # buildifier: disable=bzl-visibility
+load("//third_party/gpus/private:runpath.bzl", "ROCM_PATH_TYPES", "link_only_runpath", "runpath_linkopts", "system_runpath")
 
 # Where the toolkit comes from (rocm_toolkit_archive decides, _toolkit_choice): XLA's names in
 # XLA's order (its rocm_configure.bzl), then this project's THEROCK_*.
@@ -213,7 +213,8 @@ def _hipcc_config(config):
 
 def _write_rocm_build_defs(rctx, hipblaslt, config = None):
     rctx.template("rocm/build_defs.bzl", _TEMPLATES["rocm_build_defs"], {
-        "%{rocm_defs_bzl}": str(Label("//rocm:defs.bzl")),
+        # The rule itself, not //rocm:defs.bzl, which loads this repository: no load cycle.
+        "%{rocm_library_bzl}": str(Label("//rocm/private:rocm_library.bzl")),
         "%{cuda_needed}": repr(_truthy(rctx.getenv("TF_NEED_CUDA", "0"))),
         "%{hipblaslt}": repr(hipblaslt),
         "%{hipcc_config}": repr(_hipcc_config(config)),
@@ -244,11 +245,6 @@ def _write_unconfigured(rctx, reason, advice):
         "%{rocm_release}": repr(""),
         "%{rocm_major}": "0",
         "%{amdgpu_targets}": repr(_unconfigured_targets(rctx)),
-        "%{supported_amdgpu_targets}": "[]",
-        "%{dist_amdgpu_targets}": "[]",
-        "%{dist_allowed_amdgpu_targets}": "[]",
-        "%{dist_description}": repr(""),
-        "%{compiler_description}": repr("no compiler (ROCm is not configured)"),
         "%{build_info}": "{}",
         "%{unconfigured_message}": repr(advice),
     })
@@ -378,7 +374,7 @@ def _find_toolkit(rctx):
     if result.return_code != 0:
         hint = ""
         if description.startswith("ROCM_PATH="):  # a variable users export and forget
-            hint = "\n(ROCM_PATH comes from --repo_env or the environment Bazel runs in: fix it, unset it (`unset ROCM_PATH`, or --repo_env=ROCM_PATH= to search the default places), or build with build/ci_build, which mounts it into the sandbox)"
+            hint = "\n(ROCM_PATH comes from --repo_env or the environment Bazel runs in: fix it, unset it (`unset ROCM_PATH`, or --repo_env=ROCM_PATH= to search the default places))"
         fail("rocm_configure: no usable ROCm from %s:\n%s%s" % (description, result.stderr.strip(), hint))
     config = json.decode(result.stdout)
     if config["amdgpu_targets_note"]:  # the defaults did not hold as they are (a TheRock family's)
@@ -435,6 +431,8 @@ def _write_rocm_package(rctx, config, description, in_inputs):
 def _write_root_package(rctx, config, in_inputs):
     """The repository's root BUILD file: its aliases and the HIP toolchain's facts."""
     named = sorted(config["libraries"].keys() + [n for n in config["missing_libraries"] if n not in config["libraries"]])
+    therock = config.get("therock") or {}
+    device_code = therock.get("device_code_targets") or []
     rctx.template("BUILD.bazel", _TEMPLATES["build"], {
         "%{rocm_version}": config["rocm_version"],
         "%{layout}": config["layout"],
@@ -450,23 +448,21 @@ def _write_root_package(rctx, config, in_inputs):
         "%{rocm_path_repr}": repr(config["rocm_toolkit_path"]),
         "%{device_libs_path}": repr(config["device_libs_path"]),
         "%{supported_amdgpu_targets}": repr(config["amdgpu_targets_supported"]),
+        "%{dist_amdgpu_targets}": repr(device_code),
+        "%{dist_allowed_amdgpu_targets}": repr(therock.get("allowed_targets") or []),
+        "%{dist_description}": repr(_device_code_description(therock) if device_code else ""),
+        "%{compiler_description}": repr("clang %s of ROCm %s" % (config["clang_version"] or "(unknown version)", config["rocm_version"])),
     } | _TOOLCHAIN)
 
 def _write_build_defs(rctx, config, description):
     """build_defs.bzl: what the build's rules and settings read of the configured toolkit."""
     therock = config.get("therock") or {}
-    device_code = therock.get("device_code_targets") or []
     rctx.template("build_defs.bzl", _TEMPLATES["build_defs"], {
         "%{configured}": "True",
         "%{rocm_version_number}": str(config["rocm_version_number"]),
         "%{rocm_release}": repr(config["rocm_release"]),
         "%{rocm_major}": str(config["rocm_major"]),
         "%{amdgpu_targets}": repr(config["amdgpu_targets"]),
-        "%{supported_amdgpu_targets}": repr(config["amdgpu_targets_supported"]),
-        "%{dist_amdgpu_targets}": repr(device_code),
-        "%{dist_allowed_amdgpu_targets}": repr(therock.get("allowed_targets") or []),
-        "%{dist_description}": repr(_device_code_description(therock) if device_code else ""),
-        "%{compiler_description}": repr("clang %s of ROCm %s" % (config["clang_version"] or "(unknown version)", config["rocm_version"])),
         "%{build_info}": repr({
             "rocm_version": config["rocm_version"],
             "hip_version": config["hip_version"],
@@ -588,7 +584,7 @@ def _rocm_toolkit_archive_impl(rctx):
     elif name == "ROCM_DISTRO_VERSION":
         table = _redistribution_table(rctx)
         if not table:
-            fail("rocm_toolkit_archive: ROCM_DISTRO_VERSION=%s names an entry of XLA's third_party/gpus/rocm/rocm_redist.bzl, but the XLA tree in use has no redistribution table (the stand-in examples/xla has none). Build with a real XLA (build/ci_build --xla-source-dir=DIR, or --override_repository=xla=DIR), or name the toolkit: --repo_env=ROCM_PATH=DIR or ROCM_DISTRO_URL=URL with ROCM_DISTRO_HASH." % value)
+            fail("rocm_toolkit_archive: ROCM_DISTRO_VERSION=%s names an entry of XLA's third_party/gpus/rocm/rocm_redist.bzl, but the XLA tree in use has no redistribution table (the stand-in examples/xla has none). Build with a real XLA (--override_repository=xla=DIR), or name the toolkit: --repo_env=ROCM_PATH=DIR or ROCM_DISTRO_URL=URL with ROCM_DISTRO_HASH." % value)
         distro = _sources_tool(rctx, python, 60, "distro", "--table", str(table), "--name", value)
         links = ",".join(["%s:%s" % (target, link) for target, link in distro["links"]])
         root = _fetch_tarball(rctx, python, [distro["url"]], distro["sha256"], distro["rocm_root"], links)
@@ -649,8 +645,8 @@ def _explain_failed_download(rctx, python, url, archive, sha256):
         lookup = rctx.execute([python, "-c", "import socket, sys; socket.getaddrinfo(sys.argv[1], 443)", host], timeout = 30)
         if lookup.return_code != 0:
             fail(("rocm_toolkit_archive: cannot download %s: the host %s cannot be reached from here (no network?). " +
-                  "Download the tarball where there is a network and pass the file: build/ci_build --therock-path=FILE " +
-                  "(or --repo_env=THEROCK_URL=file:///path/%s with THEROCK_SHA256=%s), or put it, under the " +
+                  "Download the tarball where there is a network and pass the file: " +
+                  "--repo_env=THEROCK_URL=file:///path/%s with THEROCK_SHA256=%s, or put it, under the " +
                   "same name, in a folder given as --distdir=DIR.") % (url, host, url.split("/")[-1], sha256))
     rctx.download([url], output = archive, sha256 = sha256)
 

@@ -35,7 +35,7 @@ def _jax_source_tree_impl(rctx):
     archive = None
     if local:
         if not local.startswith("/"):
-            fail("jax_source_tree: JAX_SOURCE_DIR=%s is a relative path; give an absolute one (build/ci_build --jax-source-dir and tools/bazel make it absolute for you)." % local)
+            fail("jax_source_tree: JAX_SOURCE_DIR=%s is a relative path; give an absolute one (tools/bazel makes --override_repository=jax=DIR absolute for you)." % local)
         path = rctx.path(local)
         if not path.exists:
             fail("jax_source_tree: JAX_SOURCE_DIR=%s does not exist; give a JAX checkout (git clone https://github.com/jax-ml/jax) or an archive of one." % local)

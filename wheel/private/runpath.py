@@ -7,7 +7,7 @@ Bazel links every cc_binary with RUNPATH entries into its own tree
 (`$ORIGIN/../../_solib_k8/...`, `$ORIGIN/<name>.runfiles/...`), which mean nothing once a
 wheel is installed, and no target can turn them off (the toolchains imply the feature
 runtime_library_search_directories). The wheel rule (wheel.bzl) runs this on every .so it
-packs: the RUNPATH that rocm_path_type chose at link time (rocm/private/runpath.bzl) stays,
+packs: the RUNPATH that rocm_path_type chose at link time (third_party/gpus/private/runpath.bzl) stays,
 in its order; the build-tree entries go. The string is rewritten in place (what is kept is
 never longer than what was there), so nothing else in the file moves; a RUNPATH left empty
 is removed from the dynamic section rather than left as "" (which the loader would read as

@@ -107,7 +107,7 @@ def wheel_identity(kind, date, commit, ml):
 
 def _without_build_tree_runpath(ctx, library, dest):
     """A copy of a shared library without Bazel's RUNPATH entries into its build tree
-    (runpath.py): what it keeps is rocm_path_type's (rocm/private/runpath.bzl)."""
+    (runpath.py): what it keeps is rocm_path_type's (third_party/gpus/private/runpath.bzl)."""
     out = ctx.actions.declare_file("%s_packed/%s/%s" % (ctx.label.name, dest, library.basename))
     ctx.actions.run(
         executable = ctx.executable._runpath,

@@ -17,8 +17,7 @@ _VERSION_SCRIPT = "@jax_rocm_build//third_party/nanobind:extension.lds"
 def _the_one_python():
     if PYTHON_VERSIONS != [HERMETIC_PYTHON_VERSION]:
         fail("full mode builds JAX's modules for XLA's hermetic Python %s, but @local_config_python describes %s. " % (HERMETIC_PYTHON_VERSION, ", ".join(PYTHON_VERSIONS)) +
-             "Name one Python for both: --repo_env=HERMETIC_PYTHON_VERSION=3.X --repo_env=JAX_ROCM_PYTHON=python3.X " +
-             "(build/ci_build --mode=full --python-versions=3.X sets both).")
+             "Name one Python for both: --repo_env=HERMETIC_PYTHON_VERSION=3.X --repo_env=JAX_ROCM_PYTHON=python3.X.")
     return HERMETIC_PYTHON_VERSION
 
 def xla_nanobind_extension(name, srcs, deps, copts = [], visibility = None):

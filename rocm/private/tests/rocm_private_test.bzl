@@ -3,7 +3,6 @@
 load("@bazel_skylib//lib:unittest.bzl", "asserts", "unittest")
 load("//rocm/private:actions/hip_compile.bzl", "bundle_args", "bundle_order", "device_compile_args", "host_compile_args", "splits", "target_flags_in", "unit_args", "whole_compile_args")
 load("//rocm/private:amdgpu_targets.bzl", "check_amdgpu_targets", "narrow_amdgpu_targets", "split_amdgpu_targets")
-load("//rocm/private:runpath.bzl", "link_only_runpath", "runpath_linkopts", "system_runpath")
 
 _SUPPORTED = ["gfx908", "gfx90a", "gfx942", "gfx950", "gfx1100", "gfx9-4-generic"]
 _FLAG = "--//rocm:amdgpu_targets"
@@ -54,25 +53,6 @@ def _check_refuses_test_impl(ctx):
     return unittest.end(env)
 
 check_refuses_test = unittest.make(_check_refuses_test_impl)
-
-def _runpath_test_impl(ctx):
-    env = unittest.begin(ctx)
-    asserts.equals(env, ["-Wl,--enable-new-dtags", "-Wl,-rpath,$$ORIGIN/../lib"], runpath_linkopts(["$ORIGIN/../lib"]))
-
-    # Folders inside Bazel's output base mean nothing once installed: left out.
-    system = system_runpath(["/usr/lib/x86_64-linux-gnu", "/out/base/external/rocm/lib", "/opt/rocm/lib"], "/out/base/")
-    asserts.equals(env, ["/opt/rocm/lib", "/usr/lib/x86_64-linux-gnu"], system)
-
-    release = link_only_runpath(["gfx94X-dcgpu", "gfx90a"])
-    asserts.equals(env, "/opt/rocm/lib", release[-1])
-    asserts.true(env, "$ORIGIN/../_rocm_sdk_core/lib" in release)
-
-    # Each family the finder names is a package beside the wheel, in the finder's order.
-    families = [e for e in release if e.startswith("$ORIGIN/../_rocm_sdk_libraries_")]
-    asserts.equals(env, ["$ORIGIN/../_rocm_sdk_libraries_gfx94X_dcgpu/lib", "$ORIGIN/../_rocm_sdk_libraries_gfx90a/lib"], families)
-    return unittest.end(env)
-
-runpath_test = unittest.make(_runpath_test_impl)
 
 def _narrow_test_impl(ctx):
     env = unittest.begin(ctx)
@@ -136,4 +116,4 @@ def _hip_compile_args_test_impl(ctx):
 hip_compile_args_test = unittest.make(_hip_compile_args_test_impl)
 
 def rocm_private_test_suite(name):
-    unittest.suite(name, split_test, check_accepts_test, check_refuses_test, runpath_test, narrow_test, hip_compile_args_test)
+    unittest.suite(name, split_test, check_accepts_test, check_refuses_test, narrow_test, hip_compile_args_test)

@@ -25,6 +25,10 @@ rocm_toolchain(
     rocm_version = "%{rocm_version}",
     hip_version = %{hip_version},
     supported_targets = %{supported_amdgpu_targets},
+    dist_targets = %{dist_amdgpu_targets},
+    dist_allowed_targets = %{dist_allowed_amdgpu_targets},
+    dist_description = %{dist_description},
+    compiler_description = %{compiler_description},
     config_file = ":hip_action_key.json",
     runtime = "//rocm:hip",
 )

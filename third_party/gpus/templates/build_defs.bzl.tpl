@@ -5,11 +5,6 @@ _ROCM_VERSION_NUMBER = %{rocm_version_number}
 _ROCM_RELEASE = %{rocm_release}
 _ROCM_MAJOR = %{rocm_major}
 _AMDGPU_TARGETS = %{amdgpu_targets}
-_SUPPORTED_AMDGPU_TARGETS = %{supported_amdgpu_targets}
-_DIST_AMDGPU_TARGETS = %{dist_amdgpu_targets}
-_DIST_ALLOWED_AMDGPU_TARGETS = %{dist_allowed_amdgpu_targets}
-_DIST_DESCRIPTION = %{dist_description}
-_COMPILER_DESCRIPTION = %{compiler_description}
 _BUILD_INFO = %{build_info}
 _UNCONFIGURED_MESSAGE = %{unconfigured_message}
 
@@ -28,28 +23,6 @@ def rocm_default_copts():
 def rocm_gpu_architectures():
     """The amdgpu targets requested for device code (TF_ROCM_AMDGPU_TARGETS or the default list)."""
     return _AMDGPU_TARGETS
-
-def rocm_supported_amdgpu_targets():
-    """Every amdgpu processor the toolkit's clang can compile for (empty when unconfigured)."""
-    return _SUPPORTED_AMDGPU_TARGETS
-
-def rocm_dist_amdgpu_targets():
-    """The targets a TheRock toolkit has device code for: its dist_info.json's, else its
-    family's (empty: no such limit)."""
-    return _DIST_AMDGPU_TARGETS
-
-def rocm_dist_allowed_amdgpu_targets():
-    """What a build may ask for under rocm_dist_amdgpu_targets' limit, as the finder decided
-    (find_rocm_config.py allowed_targets: the one implementation of that policy)."""
-    return _DIST_ALLOWED_AMDGPU_TARGETS
-
-def rocm_dist_description():
-    """'the TheRock toolkit of family gfx950-dcgpu': what limits rocm_dist_amdgpu_targets, for messages."""
-    return _DIST_DESCRIPTION
-
-def rocm_compiler_description():
-    """'clang 22.1.8 of ROCm 7.2.4', for messages."""
-    return _COMPILER_DESCRIPTION
 
 def rocm_build_info():
     """What the toolkit is, for wheel metadata: rocm_version, hip_version, clang_version, layout, source, therock_family."""

@@ -41,7 +41,7 @@ alias(
 
 %{rocm_path_type}
 # Where the dynamic loader looks for ROCm's libraries at run time (the RUNPATH of whatever
-# links this: every shipped .so), per rocm_path_type (rocm/private/runpath.bzl).
+# links this: every shipped .so), per rocm_path_type (third_party/gpus/private/runpath.bzl).
 cc_library(
     name = "rocm_rpath",
     linkopts = select({

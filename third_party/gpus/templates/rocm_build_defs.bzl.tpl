@@ -2,7 +2,7 @@
 
 XLA's and JAX's BUILD files load these (XLA's third_party/gpus/rocm/build_defs.bzl.tpl);
 they are implemented over this repository's //:build_defs.bzl. `rocm_library` compiles
-HIP sources with the configured ROCm clang (this project's //rocm:defs.bzl).
+HIP sources with the configured ROCm clang (this project's rule, //rocm/private:rocm_library.bzl).
 """
 
 load(
@@ -12,9 +12,10 @@ load(
     _rocm_default_copts = "rocm_default_copts",
     _rocm_gpu_architectures = "rocm_gpu_architectures",
     _rocm_missing = "rocm_missing",
+    _rocm_only = "rocm_only",
     _rocm_version_number = "rocm_version_number",
 )
-load("%{rocm_defs_bzl}", _rocm_library = "rocm_library")
+load("%{rocm_library_bzl}", _rocm_library = "rocm_library")
 load("@rules_cc//cc:defs.bzl", "cc_test")
 
 _HIPBLASLT = %{hipblaslt}
@@ -76,6 +77,6 @@ def rocm_cc_test(copts = [], deps = [], **kwargs):
         **kwargs
     )
 
-def rocm_library(**kwargs):
+def rocm_library(target_compatible_with = [], **kwargs):
     """HIP sources compiled for --//rocm:amdgpu_targets (this project's rocm_library rule)."""
-    _rocm_library(**kwargs)
+    _rocm_library(target_compatible_with = target_compatible_with + _rocm_only(), **kwargs)

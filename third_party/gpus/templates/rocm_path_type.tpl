@@ -1,6 +1,6 @@
 
 # --@local_config_rocm//rocm:rocm_path_type: what every shipped .so searches for ROCm at run
-# time (rocm/private/runpath.bzl). XLA's name, values and default; --config=rocm_release
+# time (third_party/gpus/private/runpath.bzl). XLA's name, values and default; --config=rocm_release
 # takes link_only.
 string_flag(
     name = "rocm_path_type",

@@ -1,0 +1,49 @@
+"""The rules speak Bazel: no string of a .bzl file or template (a fail() message, a hint)
+names build/ci_build or its flags. ci_build checks its inputs before Bazel runs and answers
+in its own flags; what Bazel prints serves every user, with or without the CLI."""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CHECKOUT
+
+pytestmark = pytest.mark.unit
+
+_SKIP = {".git", "examples", "node_modules"}
+
+
+def starlark_files() -> list[Path]:
+    files = []
+    for path in CHECKOUT.rglob("*"):
+        parts = path.relative_to(CHECKOUT).parts
+        if parts[0].startswith("bazel-") or any(p.startswith("bazel-") or p in _SKIP for p in parts):
+            continue
+        if path.is_file() and (path.suffix == ".bzl" or (path.suffix == ".tpl" and "BUILD" in path.name or path.name.endswith(".bzl.tpl"))):
+            files.append(path)
+    return files
+
+
+def strings_naming_the_cli(text: str) -> list[str]:
+    """String literals (docstrings aside) that name ci_build."""
+    found = []
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.STRING and not token.string.startswith('"""') and "ci_build" in token.string:
+            found.append(token.string)
+    return found
+
+
+def test_the_scan_finds_a_message_naming_the_cli():
+    text = 'fail("use build/ci_build --x")\n"""ci_build in a docstring"""\n# ci_build\n'
+    assert strings_naming_the_cli(text) == ['"use build/ci_build --x"']
+
+
+def test_no_rule_message_names_the_cli():
+    files = starlark_files()
+    assert any(f.name == "rocm_configure.bzl" for f in files) and any(f.name == "BUILD.tpl" for f in files)
+    offenders = {str(f.relative_to(CHECKOUT)): s for f in files if (s := strings_naming_the_cli(f.read_text()))}
+    assert not offenders, offenders
