@@ -1,11 +1,10 @@
-#!/usr/bin/env python3
 """How many actions a set of Bazel commands executed, and how many they took from a cache.
 
-    JAX_ROCM_BAZEL_EVENTS=/tmp/events python3 tools/run_tests.py -m bazel
-    python3 bench/action_counts.py /tmp/events
+    JAX_ROCM_BAZEL_EVENTS=/tmp/events python3 -m tools.run_tests -m bazel
+    python3 -m bench.action_counts /tmp/events
 
 With JAX_ROCM_BAZEL_EVENTS=DIR, every build-like command Bazel runs in the sandbox writes its
-build events to a file of its own in DIR (tools/sandbox_root/environment.py, the launcher).
+build events to a file of its own in DIR (tools/sandbox/environment.py, the launcher).
 This sums the spawns each command's BuildMetrics counts by runner: executed (sandboxed, local,
 remote), taken from a cache (disk cache hit, remote cache hit), and Bazel-internal ones.
 """

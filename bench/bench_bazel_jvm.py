@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 """Benchmark: a Bazel command in a new sandbox run, with and without the JVM's optimising JIT tier.
 
-    python3 bench/bench_bazel_jvm.py [--runs 3]
+    python3 -m bench.bench_bazel_jvm [--runs 3]
 
-Every `tools/sandbox.py run` starts a new Bazel server (it dies with the run), and the
-sandbox's rc starts it with `-XX:TieredStopAtLevel=1` (tools/sandbox_root/environment.py).
+Every `python3 -m tools.sandbox run` starts a new Bazel server (it dies with the run), and the
+sandbox's rc starts it with `-XX:TieredStopAtLevel=1` (tools/sandbox/environment.py).
 In a private copy of the checkout, after one build that fills its output base, this times
 `sandbox.py run -- bazel build` of the stand-in PJRT plugin (answered from the output base
 and the shared action cache, as most test commands are) `--runs` times each way,
@@ -22,16 +21,17 @@ import tempfile
 import time
 from pathlib import Path
 
+from tools.modules import SANDBOX, module_environment
+
 CHECKOUT = Path(__file__).resolve().parent.parent
-SANDBOX_PY = CHECKOUT / "tools" / "sandbox.py"
 BUILD = ["build", "--config=rocm", "--config=gfx942", "--override_repository=xla=examples/xla", "//:xla_rocm_plugin"]
 WAYS = {"full tiered JIT (baseline)": ["--host_jvm_args=-XX:TieredStopAtLevel=4"], "rc: TieredStopAtLevel=1": []}
 
 
 def timed_run(workspace: Path, startup: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, str(SANDBOX_PY), "run", "--", "bazel", *startup, *BUILD],
-                   cwd=workspace, check=True, capture_output=True)
+    subprocess.run([*SANDBOX, "run", "--", "bazel", *startup, *BUILD],
+                   cwd=workspace, env=module_environment(), check=True, capture_output=True)
     return time.perf_counter() - start
 
 
@@ -41,7 +41,7 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-jvm-") as tmp:
         workspace = Path(tmp) / "checkout"
-        subprocess.run([sys.executable, str(CHECKOUT / "tests" / "infra" / "copy_workspace.py"), str(workspace)], check=True)
+        subprocess.run([sys.executable, "-m", "tools.copy_workspace", str(workspace)], cwd=CHECKOUT, check=True)
         try:
             timed_run(workspace, [])  # fills the output base: repositories, the plugin's outputs
             times: dict[str, list[float]] = {way: [] for way in WAYS}
@@ -50,9 +50,9 @@ def main() -> int:
                     times[way].append(timed_run(workspace, startup))
         finally:
             subprocess.run(["rm", "-rf", str(workspace)], check=False)
-            subprocess.run([sys.executable, str(SANDBOX_PY), "prune"], check=False, capture_output=True)  # its output base
+            subprocess.run([*SANDBOX, "prune"], env=module_environment(), check=False, capture_output=True)  # its output base
     baseline = statistics.mean(times["full tiered JIT (baseline)"])
-    print(f"sandbox.py run -- bazel {' '.join(BUILD)}  ({args.runs} runs each, a new server each run)")
+    print(f"tools.sandbox run -- bazel {' '.join(BUILD)}  ({args.runs} runs each, a new server each run)")
     for way, samples in times.items():
         mean = statistics.mean(samples)
         print(f"  {way:28} {mean:6.2f} s  {mean / baseline:5.2f}x   ({', '.join(f'{s:.2f}' for s in samples)})")

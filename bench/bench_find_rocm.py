@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Benchmark: ROCm finder run time, and how often Bazel re-runs rocm_configure.
 
-    python3 bench/bench_find_rocm.py [--runs 10]
+    python3 -m bench.bench_find_rocm [--runs 10]
 
 Runs inside the sandbox against its real ROCm (/usr). Prints:
   - the finder's mean wall time over --runs runs, and its ratio to a bare
@@ -17,6 +16,8 @@ import argparse
 import subprocess
 import sys
 from pathlib import Path
+
+from tools.modules import SANDBOX, module_environment
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 
@@ -57,8 +58,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=int, default=10)
     args = p.parse_args()
-    return subprocess.run([sys.executable, str(CHECKOUT / "tools/sandbox.py"), "run", "--", "python3", "-c", INNER, str(args.runs)],
-                          cwd=CHECKOUT).returncode
+    return subprocess.run([*SANDBOX, "run", "--", "python3", "-c", INNER, str(args.runs)],
+                          cwd=CHECKOUT, env=module_environment()).returncode
 
 
 if __name__ == "__main__":

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Benchmark: HIP device code per target (one action each, then a bundle) against one clang run per source.
 
-    python3 bench/bench_hip_per_target.py [--jax PATH] [--therock TARBALL] [--targets LIST] [--tenth gfx906]
+    python3 -m bench.bench_hip_per_target [--jax PATH] [--therock TARBALL] [--targets LIST] [--tenth gfx906]
 
 Builds JAX's HIP libraries (//jaxlib/rocm's rocm_library targets: their objects and archives,
 nothing else) with the release flags (-c opt, --//rocm:offload_compress) for the nine targets
@@ -37,7 +36,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_hip_rebuild import spawns  # beside this script: its folder is on sys.path
+from bench.bench_hip_rebuild import spawns
+from tools.modules import SANDBOX, module_environment
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 LIBRARIES = ("//jaxlib/rocm:hip_make_batch_pointers", "//jaxlib/rocm:hip_householder_kernels",
@@ -167,8 +167,8 @@ def main() -> int:
     if os.environ.get("JAX_ROCM_SANDBOX") == "1":
         return inside(args)
     binds = [a for path in (args.jax, args.therock) if path for a in ("--bind", str(Path(path).resolve().parent))]
-    return subprocess.run([sys.executable, str(CHECKOUT / "tools/sandbox.py"), "run", *binds, "--", "python3",
-                           str(Path(__file__).resolve()), *sys.argv[1:]]).returncode
+    return subprocess.run([*SANDBOX, "run", *binds, "--", "python3", "-m", "bench.bench_hip_per_target",
+                           *sys.argv[1:]], cwd=CHECKOUT, env=module_environment()).returncode
 
 
 if __name__ == "__main__":

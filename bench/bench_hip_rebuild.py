@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Benchmark: what a HIP edit costs. Full build vs. one-kernel edit vs. no-op, one warm Bazel server.
 
-    python3 bench/bench_hip_rebuild.py [--targets gfx942,gfx1100] [--noop-runs 5]
+    python3 -m bench.bench_hip_rebuild [--targets gfx942,gfx1100] [--noop-runs 5]
 
 Runs inside the sandbox (re-executing itself there) on a private copy of the
 workspace, so the checkout and its output base are untouched. Builds
@@ -28,9 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from tools.copy_workspace import copy_workspace
+from tools.modules import SANDBOX, module_environment
+
 CHECKOUT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
-from copy_workspace import copy_workspace  # noqa: E402
 
 TARGET = "//tests/rocm/hip:libhip_kernels.so"
 EDITED = "tests/rocm/hip/scale.hip"
@@ -54,7 +54,7 @@ def executed_mnemonics(log: Path) -> collections.Counter:
 def inside(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-hip-") as tmp:
         workspace = Path(tmp) / "ws"
-        copy_workspace(workspace)  # tests/infra/copy_workspace.py
+        copy_workspace(workspace)  # tools/copy_workspace.py
         # --disk_cache=: the full build must be cold and the edit really recompile; the shared
         # action cache (the sandbox's rc sets one) would answer both from an earlier run.
         flags = ["--config=rocm", "--disk_cache=", f"--//rocm:amdgpu_targets={args.targets}"]
@@ -96,8 +96,8 @@ def main() -> int:
     args = parser.parse_args()
     if os.environ.get("JAX_ROCM_SANDBOX") == "1":
         return inside(args)
-    return subprocess.run([sys.executable, str(CHECKOUT / "tools/sandbox.py"), "run", "--", "python3",
-                           str(Path(__file__).resolve()), *sys.argv[1:]]).returncode
+    return subprocess.run([*SANDBOX, "run", "--", "python3", "-m", "bench.bench_hip_rebuild", *sys.argv[1:]],
+                          cwd=CHECKOUT, env=module_environment()).returncode
 
 
 if __name__ == "__main__":

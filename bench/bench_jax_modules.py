@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """What compiling JAX's own files for its ROCm modules costs, against this project's stand-ins.
 
-    python3 bench/bench_jax_modules.py --jax PATH [--targets gfx942] [--skip-build]
+    python3 -m bench.bench_jax_modules --jax PATH [--targets gfx942] [--skip-build]
 
 Same run, same machine, the same target (//jaxlib/rocm:rocm_extensions) through @jax, each
 build cold in an output base of its own (no action cache; the repository cache is shared, so
@@ -22,8 +21,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from tools.modules import SANDBOX, module_environment
+
 CHECKOUT = Path(__file__).resolve().parent.parent
-SANDBOX = [sys.executable, str(CHECKOUT / "tools" / "sandbox.py")]
 TARGET = "//jaxlib/rocm:rocm_extensions"
 
 
@@ -38,9 +38,9 @@ def cold_build(workspace: Path, flags: list[str], output_base: Path, extra: list
               f"bazel --output_base={output_base} build {' '.join(flags)} {TARGET} >{output_base}.log 2>&1; "
               f"status=$?; end=$(date +%s.%N); bazel --output_base={output_base} shutdown; "
               f"echo \"$status $start $end\"")
-    # A cold build: without the shared action cache tools/sandbox.py gives every run (unless off).
+    # A cold build: without the shared action cache tools/sandbox gives every run (unless off).
     result = subprocess.run(SANDBOX + ["run", *extra, "--", "sh", "-c", script], cwd=workspace, capture_output=True, text=True,
-                            env=dict(os.environ, JAX_ROCM_ACTION_CACHE="off"))
+                            env=module_environment() | {"JAX_ROCM_ACTION_CACHE": "off"})
     status, start, end = result.stdout.split()[-3:]
     if status != "0":
         raise SystemExit(f"bench_jax_modules: the build in {workspace} failed; see {output_base}.log")

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Benchmark: where the README main job's Bazel phase goes, and what the shared action cache saves.
 
-    python3 bench/bench_main_job.py [--keep DIR] [--hip-split]
+    python3 -m bench.bench_main_job [--keep DIR] [--hip-split]
 
 Runs the Bazel build of `ci_build --sources=examples dist_wheels --allow-stand-ins` (the command
 line its --dry-run prints) three times, each in a fresh copy of the checkout with its own, empty
@@ -75,7 +74,7 @@ def main_job(copy: Path) -> tuple[list[str], list[str]]:
 
 
 def copy_checkout(dest: Path) -> Path:
-    subprocess.run([sys.executable, str(CHECKOUT / "tests" / "infra" / "copy_workspace.py"), str(dest)], check=True)
+    subprocess.run([sys.executable, "-m", "tools.copy_workspace", str(dest)], cwd=CHECKOUT, check=True)
     return dest
 
 

@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """Benchmark: the wheels built with the manylinux_2_28 toolchain (Zig's clang, glibc 2.28,
 libc++) against the sandbox's own compiler (Debian sid's gcc, glibc 2.43, libstdc++), in one run.
 
-    python3 bench/bench_manylinux.py [--amdgpu-targets gfx942] [--python-versions 3.11] [--jax PATH]
+    python3 -m bench.bench_manylinux [--amdgpu-targets gfx942] [--python-versions 3.11] [--jax PATH]
 
 Each toolchain builds the README's main command (`ci_build --sources=examples dist_wheels`:
 the examples/xla and examples/jax stand-ins; with --jax PATH or $JAX_ROCM_TEST_JAX_TREE, JAX's
@@ -26,9 +25,10 @@ import time
 import zipfile
 from pathlib import Path
 
+from tools.copy_workspace import copy_workspace
+from tools.modules import SANDBOX, module_environment
+
 CHECKOUT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
-from copy_workspace import copy_workspace  # noqa: E402
 
 TOOLCHAINS = ("sandbox", "manylinux_2_28")  # the first is the baseline
 
@@ -38,7 +38,7 @@ def dist_wheels(checkout: Path, toolchain: str, targets: str, pythons: str, outp
            "dist_wheels", "--allow-stand-ins", f"--host-toolchain={toolchain}", f"--amdgpu-targets={targets}",
            f"--python-versions={pythons}", f"--output-dir={output}"]
     start = time.perf_counter()
-    # A cold build: without the shared action cache tools/sandbox.py gives every run (the other
+    # A cold build: without the shared action cache tools/sandbox gives every run (the other
     # toolchain's or an earlier run's results would be taken instead of built).
     result = subprocess.run(cmd, cwd=checkout, capture_output=True, text=True, env=dict(os.environ, JAX_ROCM_ACTION_CACHE="off"))
     elapsed = time.perf_counter() - start
@@ -50,8 +50,8 @@ def dist_wheels(checkout: Path, toolchain: str, targets: str, pythons: str, outp
 
 def shutdown(checkout: Path) -> None:
     """Stops the copy's Bazel server (its output base stays, the next copy gets another)."""
-    subprocess.run([sys.executable, str(CHECKOUT / "tools" / "sandbox.py"), "run", "--", "bazel", "shutdown"],
-                   cwd=checkout, capture_output=True)
+    subprocess.run([*SANDBOX, "run", "--", "bazel", "shutdown"], cwd=checkout, env=module_environment(),
+                   capture_output=True)
 
 
 def native_sizes(wheels: list[Path]) -> dict[str, int]:

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Benchmark: the plugin wheel built locally, on a cold remote cluster, and from its warm cache.
 
-    python3 bench/bench_rbe.py [--runner=isolated|hosttools] [--toolchain=manylinux_2_28|sandbox]
+    python3 -m bench.bench_rbe [--runner=isolated|hosttools] [--toolchain=manylinux_2_28|sandbox]
                                [--targets=gfx90a,gfx942]
 
 Copies the workspace (on the host: git in the sandbox cannot read a worktree), then runs
@@ -28,6 +27,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from tools.modules import SANDBOX, module_environment
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 TARGET = "//:jax_rocm_plugin_wheel_cp314"
@@ -114,10 +115,10 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="bench-rbe-", dir="/tmp"))  # /tmp: mounted in the sandbox
     try:
         workspace = tmp / "ws"
-        subprocess.run([sys.executable, str(CHECKOUT / "tests/infra/copy_workspace.py"), str(workspace)], check=True)
+        subprocess.run([sys.executable, "-m", "tools.copy_workspace", str(workspace)], cwd=CHECKOUT, check=True)
         # As a module from the checkout, so that tests.infra imports without touching sys.path.
-        return subprocess.run([sys.executable, str(CHECKOUT / "tools/sandbox.py"), "run", "--", "python3", "-m",
-                               "bench.bench_rbe", *sys.argv[1:], f"--workspace={workspace}"], cwd=CHECKOUT).returncode
+        return subprocess.run([*SANDBOX, "run", "--", "python3", "-m", "bench.bench_rbe", *sys.argv[1:],
+                               f"--workspace={workspace}"], cwd=CHECKOUT, env=module_environment()).returncode
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

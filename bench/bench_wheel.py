@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Benchmark: packing a large shared library into a wheel, upstream's way vs. wheel/private/wheel_builder.py.
 
-    python3 bench/bench_wheel.py [--size-mb 500] [--workers 1,2,16] [--baseline-python PY] [--compresslevel 6] [--keep]
+    python3 -m bench.bench_wheel [--size-mb 500] [--workers 1,2,16] [--baseline-python PY] [--compresslevel 6] [--keep]
 
 Generates one library of --size-mb MB (the size of the PJRT plugin) plus a small
 __init__.py and packs them into a wheel two ways, in the same run:

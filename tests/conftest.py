@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import shutil
@@ -14,17 +13,20 @@ from typing import Iterator
 
 import pytest
 
-from tests.infra.copy_workspace import copy_workspace, holds_clones, release_clones, remove_stale_clones, worker_checkout
+from tools.copy_workspace import copy_workspace, holds_clones, release_clones, remove_stale_clones, worker_checkout
+from tools.sandbox.cache import Paths
 
 SOURCE_CHECKOUT = Path(__file__).resolve().parent.parent
 # The checkout this test process builds, runs and reads in. tools/run_tests.py runs pytest-xdist
 # workers: the first (or a run without xdist) takes this checkout; each other one a clone of it
 # with the same working-tree files, made here before any test module is imported. Bazel servers
-# of two `sandbox.py run`s sharing one output base would stop each other's (each dies with its
+# of two `tools.sandbox run`s sharing one output base would stop each other's (each dies with its
 # run), and ci_build's checkout lock would serialise the workers.
 CHECKOUT = worker_checkout(SOURCE_CHECKOUT, os.environ.get("PYTEST_XDIST_WORKER"),
                            os.environ.get("PYTEST_XDIST_TESTRUNUID"))
-SANDBOX_PY = CHECKOUT / "tools" / "sandbox.py"
+# The sandbox's command line, run as a module of this worker's checkout (sandbox_environment).
+# -P (3.11+): the checkout on PYTHONPATH decides, not a scratch copy the command runs in.
+SANDBOX = [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "tools.sandbox"]
 # JAX's modules are built in CI from examples/jax, this project's stand-in laid out like
 # JAX's tree (the same //jaxlib/rocm BUILD path a real checkout takes, labelled stand-in).
 EXAMPLES_JAX = CHECKOUT / "examples" / "jax"
@@ -50,7 +52,7 @@ def pytest_runtest_teardown(item: pytest.Item):
     # another suite on this machine, delete the clone under the tests still to run here.
     if CHECKOUT != SOURCE_CHECKOUT and not holds_clones():
         raise AssertionError(f"{item.nodeid} released this worker's lock on its clone {CHECKOUT}: "
-                             "isolate tests.infra.copy_workspace._held_locks in the test")
+                             "isolate tools.copy_workspace._held_locks in the test")
     return result
 
 
@@ -79,7 +81,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if CHECKOUT != SOURCE_CHECKOUT:
         release_clones()
         remove_stale_clones()  # this run's clones once no worker holds them (and a killed run's)
-        subprocess.run([sys.executable, str(SOURCE_CHECKOUT / "tools" / "sandbox.py"), "prune"], check=False,
+        subprocess.run([*SANDBOX, "prune"], env=sandbox_environment(checkout=SOURCE_CHECKOUT), check=False,
                        capture_output=True)  # the clone's Bazel output base
 
 
@@ -112,19 +114,19 @@ def jax_tree() -> Path:
 
 
 def sandbox_binds(*paths: Path) -> list[str]:
-    """`sandbox.py run` arguments mounting these trees (an archive: its folder); sandbox.py leaves
+    """`tools.sandbox run` arguments mounting these trees (an archive: its folder); the sandbox leaves
     out those it mounts anyway (the checkout, /tmp)."""
     folders = dict.fromkeys(str(path if path.is_dir() else path.parent) for path in paths)
     return [a for folder in folders for a in ("--bind", folder)]
 
 
-def load_module(name: str, path: Path):
-    """Imports a project script (tools/*.py, build/ci_build) as a module."""
-    spec = importlib.util.spec_from_loader(name, importlib.machinery.SourceFileLoader(name, str(path)))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+def sandbox_environment(env: dict[str, str] | None = None, checkout: Path = CHECKOUT) -> dict[str, str]:
+    """`env` (default: this process's) for a program of `checkout` run as its module from any
+    folder: the checkout first on PYTHONPATH (tools/modules.py's module_environment, for a
+    worker's clone too)."""
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join([str(checkout), *filter(None, [env.get("PYTHONPATH")])])
+    return env
 
 
 # A fake root for jax_plugins/rocm/gpus.py and its users: KFD topology nodes as
@@ -150,30 +152,26 @@ def kfd_tree(root: Path, nodes: list[tuple[int, int]], dev_kfd: bool = True) -> 
     return root
 
 
-@pytest.fixture(scope="session")
-def sandbox_module():
-    return load_module("sandbox", SANDBOX_PY)
-
-
 def sandbox(*args: str, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
-    """Runs tools/sandbox.py with the host's Python, as a user would."""
+    """Runs `python3 -m tools.sandbox` with the host's Python, as a user would (from any folder)."""
     kwargs.setdefault("capture_output", True)
     kwargs.setdefault("text", True)
-    result = subprocess.run([sys.executable, str(SANDBOX_PY), *args], **kwargs)
+    kwargs["env"] = sandbox_environment(kwargs.get("env"))
+    result = subprocess.run([*SANDBOX, *args], **kwargs)
     if check and result.returncode != 0:
-        raise AssertionError(f"sandbox.py {' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
+        raise AssertionError(f"tools.sandbox {' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
     return result
 
 
 @pytest.fixture(scope="session")
-def sandbox_root(request: pytest.FixtureRequest, sandbox_module) -> Path:
+def sandbox_root(request: pytest.FixtureRequest) -> Path:
     """The real sandbox root (built on first use: about 2 minutes cold)."""
     # Let ensure's progress lines reach the terminal: a cold build is long.
     with request.config.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
         sandbox("ensure", f"--rocm={TEST_ROCM_PROFILE}", capture_output=False)
         # Pinned PyPI archives (nanobind, XLA's FFI headers) into Bazel's distdir.
-        subprocess.run([sys.executable, str(CHECKOUT / "tools" / "prefetch.py")], check=True)
-    root = sandbox_module.Paths.default().current.resolve()
+        subprocess.run([sys.executable, "-m", "tools.prefetch"], cwd=CHECKOUT, check=True)
+    root = Paths.default().current.resolve()
     assert root.is_dir(), f"ensure succeeded but {root} is missing"
     return root
 
@@ -211,7 +209,7 @@ def scratch_checkout(tmp_path) -> Iterator[Path]:
 
 
 # Below pytest-timeout's 1800 s, so that a hung cluster fails with its output. Killing
-# sandbox.py ends its PID namespace, and with it every process of the cluster and Bazel.
+# the sandbox ends its PID namespace, and with it every process of the cluster and Bazel.
 DRIVER_TIMEOUT = 1500
 
 
@@ -228,9 +226,9 @@ def run_driver(*command: str) -> dict:
 
 
 # --- ci_build's dist_wheels as a dry run: what the unit tests of build/ci_build share --------
-# The checkout of the ci_build imported (pytest.ini's pythonpath), which may differ from a
-# worker's CHECKOUT above.
-from ci_build_cli.paths import CHECKOUT as CI_BUILD_CHECKOUT  # noqa: E402
+# The checkout of the ci_build imported (pytest's rootdir), which may differ from a worker's
+# CHECKOUT above.
+from build.ci_build_cli.paths import CHECKOUT as CI_BUILD_CHECKOUT  # noqa: E402
 from third_party.gpus import toolkit_sources  # noqa: E402
 
 DRY_RUN = ["--sources=examples", f"--jax-source-dir={CI_BUILD_CHECKOUT}", "--dry-run", "dist_wheels",
@@ -241,7 +239,7 @@ DRY_RUN = ["--sources=examples", f"--jax-source-dir={CI_BUILD_CHECKOUT}", "--dry
 def recorded(monkeypatch):
     """Commands ci_build would run (sandbox.run's and sandbox.run_bazel's, which succeed); the
     interpreters it would find."""
-    from ci_build_cli import pythons, sandbox as ci_sandbox, sources
+    from build.ci_build_cli import pythons, sandbox as ci_sandbox, sources
 
     commands = []
 

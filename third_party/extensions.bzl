@@ -44,9 +44,9 @@ PINS = {
 _OFFLINE_ADVICE = {
     "xla": "To build without it, point the build at a local XLA tree: --override_repository=xla=/path/to/xla (through tools/bazel), or the offline stand-in, labelled as such: --override_repository=xla=$PWD/examples/xla.",
     "jax": "To build without it, point the build at a local JAX checkout or archive: --override_repository=jax=/path/to/jax (through tools/bazel); or the offline stand-in, labelled as such: --override_repository=jax=$PWD/examples/jax.",
-    "nanobind": "Fetch it with pip into Bazel's distdir: python3 tools/prefetch.py.",
-    "xla_ffi_headers": "Fetch it with pip into Bazel's distdir: python3 tools/prefetch.py.",
-    "com_google_absl": "Fetch the same archive from Debian's source package into Bazel's distdir: python3 tools/prefetch.py.",
+    "nanobind": "Fetch it with pip into Bazel's distdir: python3 -m tools.prefetch.",
+    "xla_ffi_headers": "Fetch it with pip into Bazel's distdir: python3 -m tools.prefetch.",
+    "com_google_absl": "Fetch the same archive from Debian's source package into Bazel's distdir: python3 -m tools.prefetch.",
 }
 
 def _pin_label(pin, field):
@@ -67,7 +67,7 @@ def _sources_impl(mctx):
         version = pin.get("commit") or pin.get("version", "")
         missing = [k for k in ("sha256", "urls") if not pin.get(k)]
         if missing:
-            fail("%s: the pin has no %s; rewrite it with python3 tools/update_pins.py %s" % (pin_file, ", ".join(missing), name))
+            fail("%s: the pin has no %s; rewrite it with python3 -m tools.update_pins %s" % (pin_file, ", ".join(missing), name))
         common = dict(
             name = name,
             source_name = name,

@@ -1,6 +1,5 @@
-"""tools/ as a package, for Python run from the checkout (build/ci_build): `from tools import venvs`.
-
-The scripts here run as files too (python3 tools/prefetch.py) and import each other by their own
-names (`import digest`), their folder being on sys.path. Without this file a `tools` package
-installed in site-packages would shadow this folder.
+"""tools/ as a package of the checkout, the one package root of this project's Python: modules
+import each other by full name (`from tools.digest import sha256_of`), and the programs here run
+as modules from the checkout (`python3 -m tools.sandbox ...`). A regular package, so that a
+`tools` installed in site-packages cannot stand in for this folder.
 """

@@ -1,7 +1,7 @@
 """sha256 of a file: the one helper for this project's Python.
 
-tools/*.py import it as `digest` (their own folder is on sys.path), build/ci_build and the
-test drivers as `tools.digest` (the checkout is on theirs). third_party/private/source_tree.py
+Imported as `tools.digest`, like every module of the checkout (its package root).
+third_party/private/source_tree.py
 calls hashlib itself: the repository rule runs that file with nothing of the project beside it.
 """
 

@@ -5,12 +5,12 @@ HIP code compiled by clang is stored in an ELF section `.hip_fatbin` as one or m
 clang offload bundles (one per compiled source, concatenated by the linker), each
 optionally compressed (--offload-compress). This reads them without LLVM:
 
-    python3 tools/fatbin.py bazel-bin/tests/rocm/libhip_kernels.so
+    python3 -m tools.fatbin bazel-bin/tests/rocm/libhip_kernels.so
     libhip_kernels.so: 2 bundles; targets gfx1201, gfx90a, gfx942
 
 `--json` prints every bundle and entry. Exit status 1 when the file has no HIP device code.
 pyelftools finds the section (the test venv has it, pinned in requirements-test.txt; the
-sandbox root Debian's python3-pyelftools, tools/sandbox_root/layers.py).
+sandbox root Debian's python3-pyelftools, tools/sandbox/layers.py).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ The slots are pytest_rocm.slots' (pytest_rocm/), shared with the pytest plugin:
 JAX_ROCM_GPU_COUNT=N forces the GPU count, JAX_ROCM_TESTS_PER_GPU=K shares each GPU,
 JAX_ROCM_GPU_LOCK_DIR moves the lock files (default /var/tmp/jax-rocm-gpu-slots). An
 inherited ROCR_VISIBLE_DEVICES narrows the GPUs as the ROCm runtime does
-(jax_plugins/rocm/gpus.py, which pytest_rocm/pytest_rocm/gpus.py links to).
+(pytest_rocm/pytest_rocm/gpus.py, which the pjrt wheel's loader ships too).
 """
 
 from __future__ import annotations
@@ -23,14 +23,9 @@ import os
 import sys
 from pathlib import Path
 
-try:
-    from pytest_rocm.slots import SlotError, acquire_all, acquire_one, child_environment, find_gpus, prepare
-except ImportError:  # run from a checkout rather than through Bazel's runfiles
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "pytest_rocm"))
-    # With the checkout itself on sys.path (pytest's rootdir, `python -m` from it), the first
-    # try found the folder pytest_rocm/ and cached it as an empty namespace package: drop it.
-    sys.modules.pop("pytest_rocm", None)
-    from pytest_rocm.slots import SlotError, acquire_all, acquire_one, child_environment, find_gpus, prepare
+# pytest_rocm is a distribution of its own (pytest_rocm/, its own root): Bazel's //pytest_rocm:slots
+# puts it on the path, as does installing it (pip install ./pytest_rocm).
+from pytest_rocm.slots import SlotError, acquire_all, acquire_one, child_environment, find_gpus, prepare
 
 
 def main(argv: list[str] | None = None) -> int:

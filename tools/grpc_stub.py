@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """A load-only grpc module: the names the given trees load from grpc's .bzl files, and nothing else.
 
     python3 tools/grpc_stub.py --dest ~/.cache/trees/modules/grpc-load-only ~/.cache/trees/xla-pin ...

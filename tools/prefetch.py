@@ -1,14 +1,13 @@
-#!/usr/bin/env python3
 """Fetch pinned archives into Bazel's --distdir with the clients this network allows.
 
-    python3 tools/prefetch.py [--distdir DIR] [--check] [--pypi-only]
+    python3 -m tools.prefetch [--distdir DIR] [--check] [--pypi-only]
 
 Some pins (third_party/*/pin.json) name wheels on PyPI: nanobind's sources and XLA's
 FFI headers from jaxlib. Bazel fetches them itself where it can; where only pip can
 reach PyPI (a proxy Java does not trust, a pip mirror, an air gap with a wheelhouse),
 this downloads each with `pip download`. Pins with a `debian_source` (abseil) are the
 release archive Debian ships as a source package's orig tarball: `apt-get source
---download-only` fetches it, inside the sandbox (a Debian sid root, tools/sandbox.py).
+--download-only` fetches it, inside the sandbox (a Debian sid root, tools/sandbox).
 Each file is checked against the pin's sha256 before it is placed in the distdir
 (default: the sandbox's, ~/.cache/jax-rocm-build/distdir) under the basename of the
 pin's URL, where Bazel takes it by file name and hash. Pins reachable neither way
@@ -28,7 +27,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from digest import sha256_of
+from tools.digest import sha256_of
+from tools.modules import SANDBOX, module_environment
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 PYPI_HOST = "files.pythonhosted.org"
@@ -115,13 +115,13 @@ def fetch_debian_source(source: DebianSource, distdir: Path) -> str:
     # /tmp is visible inside the sandbox at the same path.
     with tempfile.TemporaryDirectory(prefix="prefetch-") as tmp:
         result = subprocess.run(
-            [sys.executable, str(CHECKOUT / "tools" / "sandbox.py"), "run", "--", "sh", "-c", source.apt_script()],
-            cwd=tmp, capture_output=True, text=True)
+            [*SANDBOX, "run", "--", "sh", "-c", source.apt_script()], cwd=tmp, env=module_environment(),
+            capture_output=True, text=True)
         got = Path(tmp) / source.orig
         if result.returncode != 0 or not got.exists():
             detail = (result.stderr.strip() or result.stdout.strip()).splitlines()[-1:] or ["no such file"]
             raise RuntimeError(f"apt-get source could not fetch {source.package} {source.version} ({source.orig}): {detail[0]}; "
-                               "is Debian's mirror reachable, and the sandbox built (tools/sandbox.py ensure)?")
+                               "is Debian's mirror reachable, and the sandbox built (python3 -m tools.sandbox ensure)?")
         actual = sha256_of(got)
         if actual != source.sha256:
             raise RuntimeError(f"{source.orig} from Debian has sha256 {actual}, "

@@ -1,12 +1,11 @@
-#!/usr/bin/env python3
 """Lay out the real upstream trees the gated test tier reads, from git repositories you have.
 
 Every tree, from the manifest (tools/real_trees.toml: each tree's GitHub repository and tag or
 commit) and a folder of git snapshots (OWNER+NAME/repo each, as the search tool's fetch writes
 them), in one command (docs/testing.md):
 
-    python3 tools/real_trees.py --manifest tools/real_trees.toml --mirror /work/.mirror --dest ~/.cache/trees
-    . ~/.cache/trees/env.sh && python3 tools/run_tests.py -n 0 tests/bazel/test_full_mode.py -k load
+    python3 -m tools.real_trees --manifest tools/real_trees.toml --mirror /work/.mirror --dest ~/.cache/trees
+    . ~/.cache/trees/env.sh && python3 -m tools.run_tests -n 0 tests/bazel/test_full_mode.py -k load
 
 It first checks the folder against the manifest and, where repositories or revisions are
 missing, prints the repositories to fetch (one owner/name a line) and exits 2, laying out
@@ -21,11 +20,11 @@ four core trees alone; --profile one XLA tree's graph.
 
 Or tree by tree:
 
-    python3 tools/real_trees.py --dest ~/.cache/trees \\
+    python3 -m tools.real_trees --dest ~/.cache/trees \\
         --jax-git ~/src/jax [--jax-rev jax-v0.11.0 --jax-rev main] \\
         --xla-git ~/src/xla [--xla-rev main] \\
         --registry-git ~/src/bazel-central-registry --toolchain-git ~/src/rules_ml_toolchain
-    . ~/.cache/trees/env.sh && python3 tools/run_tests.py -m bazel
+    . ~/.cache/trees/env.sh && python3 -m tools.run_tests -m bazel
 
 Each --*-git is a git directory of the upstream repository: a clone, or a snapshot without a
 work tree. Nothing is downloaded, and nothing is written into this checkout (the trees are
@@ -73,6 +72,11 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from build.ci_build_cli import full
+from third_party.gpus import extract_archive
+from tools import digest, grpc_stub, prefetch
+from tools.modules import SANDBOX, module_environment
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 # JAX's patches of the modules full/MODULE.bazel overrides, as full mode applies them (written
@@ -832,22 +836,10 @@ def declaration_problems(manifest: Manifest, profiles: list[Profile], dest: Path
     return problems
 
 
-def _project_module(name: str):
-    """A module of this project's (tools/*.py, build/ci_build_cli, third_party), imported as its scripts import it."""
-    import importlib
-
-    for folder in (CHECKOUT / "tools", CHECKOUT / "build", CHECKOUT):
-        if str(folder) not in sys.path:
-            sys.path.append(str(folder))
-    return importlib.import_module(name)
-
-
 def pinned_wheels(distdir: Path) -> list[str]:
     """This project's pinned PyPI wheels (Zig's, nanobind's, XLA's FFI headers) in distdir: Bazel
     reads every repository a `deps()` query reaches through a select(), @zig_sdk's too. Taken
     from the sandbox's distdir when it has them, else downloaded with pip (tools/prefetch.py)."""
-    prefetch = _project_module("prefetch")
-    digest = _project_module("digest")
     done = []
     distdir.mkdir(parents=True, exist_ok=True)
     for wheel in prefetch.pinned_wheels()[0]:
@@ -864,7 +856,6 @@ def pinned_wheels(distdir: Path) -> list[str]:
 
 def write_jax_patches(jax_tree: Path, folder: Path, registry: Path) -> dict[str, int]:
     """JAX's patches of the modules full mode overrides, as ci_build writes them (build/ci_build_cli/full.py)."""
-    full = _project_module("ci_build_cli.full")
     try:
         return full.write_jax_patches(jax_tree, folder=folder, registry=str(registry))
     except full.JaxPatchError as e:
@@ -884,13 +875,13 @@ def _fetch_debian(info: dict[str, str], tarball: Path) -> None:
 
     with tempfile.TemporaryDirectory(prefix="real_trees-") as tmp:  # under /tmp: the sandbox sees it
         script = APT_SOURCE.format(package=info["source"], suite=info.get("suite", "sid"))
-        result = subprocess.run([sys.executable, str(CHECKOUT / "tools" / "sandbox.py"), "run", "--", "sh", "-c", script],
-                                cwd=tmp, capture_output=True, text=True)
+        result = subprocess.run([*SANDBOX, "run", "--", "sh", "-c", script], cwd=tmp, env=module_environment(),
+                                capture_output=True, text=True)
         got = Path(tmp) / info["file"]
         if result.returncode != 0 or not got.is_file():
             detail = (result.stderr.strip() or result.stdout.strip()).splitlines()[-1:] or ["no such file"]
             raise TreeError(f"apt-get source {info['source']} gave no {info['file']} ({detail[0]}); is Debian's mirror "
-                            f"reachable and the sandbox built (tools/sandbox.py ensure)? Or put the file in {tarball.parent}")
+                            f"reachable and the sandbox built (python3 -m tools.sandbox ensure)? Or put the file in {tarball.parent}")
         shutil.copyfile(got, tarball)
 
 
@@ -932,7 +923,6 @@ def source_tree(entry: Entry, dest: Path) -> Path:
     out = dest / "sources" / f"{entry.name}-{entry.rev}"
     if (out / STAMP).is_file() and json.loads((out / STAMP).read_text()).get("sha256") == info["sha256"]:
         return out
-    extract_archive = _project_module("third_party.gpus.extract_archive")
     whole = out.with_name(out.name + ".whole")
     shutil.rmtree(whole, ignore_errors=True)
     extract_archive.extract(tarball, whole)
@@ -966,7 +956,7 @@ def profile_env(dest: Path, profile: Profile, env_file: str, full_rc: str, patch
 
 def manifest_main(argv: list[str]) -> int:
     """--manifest: every tree the manifest lists, from a folder of git snapshots (module docstring)."""
-    parser = argparse.ArgumentParser(prog="real_trees.py --manifest", description=manifest_main.__doc__)
+    parser = argparse.ArgumentParser(prog="python3 -m tools.real_trees --manifest", description=manifest_main.__doc__)
     parser.add_argument("--manifest", type=Path, required=True, help=f"the manifest (this project's: {MANIFEST.relative_to(CHECKOUT)})")
     parser.add_argument("--mirror", type=Path, help="the folder of git snapshots: OWNER+NAME/repo each (the search tool's fetch)")
     parser.add_argument("--dest", type=Path, help="where the trees go (outside this checkout), e.g. ~/.cache/trees")
@@ -1028,7 +1018,7 @@ def manifest_main(argv: list[str]) -> int:
         stub = dest / "modules" / "grpc-load-only"
         if any(e.kind == "load-only-module" for e in full_mode):
             trees = sorted({dest / f for p in manifest.profiles.values() for f in p.folders()})
-            for file, names in _project_module("grpc_stub").write_stub(stub, trees).items():
+            for file, names in grpc_stub.write_stub(stub, trees).items():
                 print(f"real_trees: {stub}/{file}: {', '.join(names)} (tools/grpc_stub.py)", file=sys.stderr)
         patch_folders = {}
         for profile in profiles if full_mode else ():

@@ -1,19 +1,18 @@
-#!/usr/bin/env python3
 """Run this project's tests: sets up what they need, then runs pytest.
 
-    python3 tools/run_tests.py                 # every tier: unit, bazel, e2e (not the slow RBE wheel proof)
-    python3 tools/run_tests.py -m unit         # the fast tier alone (no sandbox)
-    python3 tools/run_tests.py -m slow         # the RBE wheel proof (tests/bazel/test_rbe_wheels.py, ~25 min)
-    python3 tools/run_tests.py -m bazel -k smoke -x
+    python3 -m tools.run_tests                 # every tier: unit, bazel, e2e (not the slow RBE wheel proof)
+    python3 -m tools.run_tests -m unit         # the fast tier alone (no sandbox)
+    python3 -m tools.run_tests -m slow         # the RBE wheel proof (tests/bazel/test_rbe_wheels.py, ~25 min)
+    python3 -m tools.run_tests -m bazel -k smoke -x
 
 Arguments are passed to pytest. The venv with the pinned packages of
 requirements-test.txt lives under ${XDG_CACHE_HOME:-~/.cache}/jax-rocm-build/venvs/
 and is reused while that file is unchanged. Unless only the unit tier is asked for, the
-sandbox root is built or checked (tools/sandbox.py ensure) in the background meanwhile;
+sandbox root is built or checked (python3 -m tools.sandbox ensure) in the background meanwhile;
 the first `bazel`-tier test waits for it. Tests run in two pytest-xdist workers, a file each at
 a time, each worker building in its own checkout (the second in a clone under /tmp); `-n 0`
 runs them in one process, `-n N` in N. With JAX_ROCM_BAZEL_EVENTS=DIR every Bazel
-command writes its build events to DIR: `python3 bench/action_counts.py DIR` then says how
+command writes its build events to DIR: `python3 -m bench.action_counts DIR` then says how
 many actions ran and how many came from the shared action cache.
 """
 
@@ -25,7 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from venvs import ensure_venv  # beside this script: its folder is on sys.path
+from tools.venvs import ensure_venv
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 
@@ -59,13 +58,12 @@ def parallel_args(argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    sandbox_py = str(CHECKOUT / "tools" / "sandbox.py")
-    # The second worker's clone (tests/infra/copy_workspace.py) of an interrupted run, then the
+    # The second worker's clone (tools/copy_workspace.py) of an interrupted run, then the
     # output bases of the checkouts such runs left behind: with caches reused across CI runs
     # they would otherwise fill the disk.
-    subprocess.run([sys.executable, str(CHECKOUT / "tests" / "infra" / "copy_workspace.py"), "--remove-stale-clones"],
+    subprocess.run([sys.executable, "-m", "tools.copy_workspace", "--remove-stale-clones"], cwd=CHECKOUT,
                    check=False)
-    subprocess.run([sys.executable, sandbox_py, "prune"], check=False)
+    subprocess.run([sys.executable, "-m", "tools.sandbox", "prune"], cwd=CHECKOUT, check=False)
     if not only_unit_tests(argv):
         # The sandbox's downloads go on while the venv is made and the unit tier runs; the
         # first test that needs the sandbox waits for this `ensure` (its build lock).
@@ -73,9 +71,9 @@ def main(argv: list[str]) -> int:
         log = Path(tempfile.gettempdir()) / f"run_tests-ensure-{os.getpid()}.log"
         print(f"run_tests: building or checking the sandbox in the background (log, kept if it fails: {log})",
               file=sys.stderr, flush=True)
-        ensure = [sys.executable, sandbox_py, "ensure", f"--rocm={os.environ.get('JAX_ROCM_TEST_PROFILE', 'full')}"]
+        ensure = [sys.executable, "-m", "tools.sandbox", "ensure", f"--rocm={os.environ.get('JAX_ROCM_TEST_PROFILE', 'full')}"]
         subprocess.Popen(["sh", "-c", 'log=$1; shift; "$@" >"$log" 2>&1 && rm -f "$log"', "sh", str(log), *ensure],
-                         stdin=subprocess.DEVNULL)
+                         stdin=subprocess.DEVNULL, cwd=CHECKOUT)
     python = ensure_venv("test", REQUIREMENTS, "run_tests")
     os.chdir(CHECKOUT)
     os.execv(python, [str(python), "-m", "pytest", *parallel_args(argv), *argv])

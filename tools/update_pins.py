@@ -1,9 +1,8 @@
-#!/usr/bin/env python3
 """Rewrite a source pin (third_party/<name>/pin.json) from an archive, never by hand.
 
-    python3 tools/update_pins.py xla --commit 5a9e73cb... --archive /tmp/xla.tar.gz   # offline
-    python3 tools/update_pins.py xla --commit 5a9e73cb...                             # downloads the pin's URL
-    python3 tools/update_pins.py nanobind --version 3.1.0 --url https://.../nanobind-3.1.0-py3-none-any.whl --archive nb.whl
+    python3 -m tools.update_pins xla --commit 5a9e73cb... --archive /tmp/xla.tar.gz   # offline
+    python3 -m tools.update_pins xla --commit 5a9e73cb...                             # downloads the pin's URL
+    python3 -m tools.update_pins nanobind --version 3.1.0 --url https://.../nanobind-3.1.0-py3-none-any.whl --archive nb.whl
 
 The sha256 is computed from the archive (streamed, any size), and the archive is
 checked to hold the pin's strip_prefix (e.g. xla-<commit>/) before the pin is written,
@@ -22,7 +21,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from digest import sha256_of
+from tools.digest import sha256_of
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 

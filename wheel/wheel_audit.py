@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Certifies the manylinux policy of our wheels with auditwheel, ROCm libraries excluded.
 
-    wheel_audit.py [--manylinux POLICY] [--json] WHEEL...
+    python3 -m wheel.wheel_audit [--manylinux POLICY] [--json] WHEEL...   (from the checkout)
 
 Runs in the tools venv (requirements-tools.txt; build/ci_build sets it up). For each
 wheel, `auditwheel show --json` reports the libraries the wheel's ELF files need and
@@ -34,10 +33,15 @@ import subprocess
 import sys
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
-from importlib import resources, util
+from importlib import resources
 from pathlib import Path
 
 from elftools.elf.elffile import ELFFile  # pyelftools, which auditwheel itself uses
+
+from tools.manylinux import policy_name  # the manylinux policy parser, shared with ci_build's --manylinux
+
+# What a build-tree RUNPATH entry is: one definition, shared with the tool that strips them when the wheel is packed.
+from wheel.private.runpath import is_build_tree_entry
 
 # Sonames that come from ROCm, never from our wheels.
 ROCM_LIBRARIES = (
@@ -48,24 +52,6 @@ ROCM_LIBRARIES = (
     "libroctracer64.so*", "librocprofiler-sdk*.so*", "librocm_smi64.so*", "libamd_smi.so*",
 )
 ARCH = "x86_64"
-_CHECKOUT = Path(__file__).resolve().parent.parent
-
-
-def _load(name: str, relative: str):
-    """A module of this checkout by its path: this script runs as a file in the tools venv,
-    with neither wheel/private nor tools/ importable."""
-    spec = util.spec_from_file_location(name, _CHECKOUT / relative)
-    module = util.module_from_spec(spec)
-    sys.modules.setdefault(name, module)
-    spec.loader.exec_module(module)
-    return module
-
-
-# What a build-tree RUNPATH entry is: one definition, shared with the tool that strips them
-# when the wheel is packed.
-is_build_tree_entry = _load("wheel_runpath", "wheel/private/runpath.py").is_build_tree_entry
-# The manylinux policy parser, shared with build/ci_build's --manylinux.
-policy_name = _load("tools_manylinux", "tools/manylinux.py").policy_name
 
 
 class AuditError(RuntimeError):

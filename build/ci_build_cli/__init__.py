@@ -1,4 +1,4 @@
-"""build/ci_build as a package: the script is a thin entry point over these modules.
+"""ci_build's code: build/ci_build runs this package, these modules.
 
     cli         the command line: the subcommands, parsing, main() (exit codes, lock, Ctrl-C)
     options     the option table: every flag once, accepted before or after its subcommand
@@ -18,8 +18,7 @@
     commands    doctor and native;  preflight (with preflight_names, preflight_xla_targets);
     dist_wheels the release build
 
-Imports: `python3 build/ci_build` has build/ on sys.path (a script's own folder) and adds the
-checkout's root once, so the project's other Python imports as packages (tools.venvs,
-tools.digest, third_party.gpus.find_rocm_config, third_party.private.source_tree). As a module,
-from the checkout: `PYTHONPATH=build python3 -m ci_build_cli ...` (the tests' setup too).
+Imports: the checkout is the package root (build.ci_build_cli, tools.venvs, tools.digest,
+third_party.gpus.find_rocm_config ...); build/ci_build runs `python3 -m build.ci_build_cli` with
+it on PYTHONPATH. From the checkout, `python3 -m build.ci_build_cli ...` is the same.
 """

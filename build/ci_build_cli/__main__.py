@@ -1,7 +1,10 @@
-"""`PYTHONPATH=build python3 -m ci_build_cli ...` from the checkout: the same as build/ci_build."""
+"""`python3 -m build.ci_build_cli ...` from the checkout: what build/ci_build runs."""
 
 import sys
 
-from ci_build_cli.cli import main
+from tools.modules import restore_caller_pythonpath
 
+from .cli import main
+
+restore_caller_pythonpath()  # the programs ci_build starts run from the checkout, or say so
 sys.exit(main())

@@ -28,14 +28,11 @@ from .request import Request
 # sandbox runs it: without the sandbox's kernels-mode stand-in modules (--nosystem_rc drops
 # them; full/debian.bazelrc says what Debian's Bazel needs instead), but with what every
 # workspace in the sandbox shares, the action cache among it: the part of the system rc the
-# sandbox also writes alone (tools/sandbox_root/environment.py, SHARED_BAZELRC).
+# sandbox also writes alone (tools/sandbox/environment.py, SHARED_BAZELRC).
 FULL = CHECKOUT / "full"
 SHARED_BAZELRC = "/etc/bazel.shared.bazelrc"
 FULL_BAZEL = ["/usr/bin/bazel", "--nosystem_rc", f"--bazelrc={SHARED_BAZELRC}", "--bazelrc=debian.bazelrc",
               f"--output_user_root={CACHE / 'bazel'}"]
-# What each module of the full graph must call local_config_rocm (and rules_ml_toolchain,
-# config_rocm_hipcc): this project's repository.
-OUR_ROCM = "jax_rocm_build~~rocm~local_config_rocm"
 
 
 def registry_unreachable(timeout: float = 10) -> str | None:
@@ -218,9 +215,10 @@ _NO_TARGET = re.compile(r"no such target '@@?([^/']+)//([^']*)'")
 
 
 def graph_name(canonical: str) -> str:
-    """A repository's name inside the graph: `xla~~llvm_extension~llvm-raw` -> llvm-raw,
-    the module `rules_python~` -> rules_python."""
-    return canonical.rstrip("~").rsplit("~", 1)[-1]
+    """A repository's name inside the graph, from its canonical name as Bazel 7 (`~`) or 8 (`+`)
+    spells it: `xla~~llvm_extension~llvm-raw` or `+_repo_rules+llvm-raw` -> llvm-raw, the module
+    `rules_python~` or `rules_python+` -> rules_python."""
+    return re.split(r"[~+]", canonical.rstrip("~+"))[-1]
 
 
 def unfetched(output: str) -> tuple[dict[str, str], list[str]]:

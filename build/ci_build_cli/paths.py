@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
+from tools.modules import module_command, module_environment  # noqa: F401 (module_environment: re-exported)
+
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
-SANDBOX = [sys.executable, str(CHECKOUT / "tools" / "sandbox.py")]
-PREFETCH = [sys.executable, str(CHECKOUT / "tools" / "prefetch.py")]
-# This project's cache (tools/sandbox_root/cache.py): the sandbox, Bazel's output root, clones.
+# Programs of the checkout, run as its modules (tools/modules.py) from the checkout (cwd).
+SANDBOX = module_command("tools.sandbox")
+PREFETCH = module_command("tools.prefetch")
+# This project's cache (tools/sandbox/cache.py): the sandbox, Bazel's output root, clones.
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jax-rocm-build"
 # This project's packages as a Bazel flag names them from either root module: the checkout's
 # MODULE.bazel, or full/MODULE.bazel, where this project is the module jax_rocm_build.

@@ -387,27 +387,49 @@ def preflight_full(request: Request) -> int:
     FFI modules in that graph."""
     in_full = full.full_bazel(request)
     flags = full.full_flags(request)
-    resolve = in_full + ["mod", "dump_repo_mapping", "", "xla~", "rules_ml_toolchain~", "jax_rocm_build~", *flags]
+    # The root module's mapping first: it names the others' canonical names (Bazel 7 spells
+    # them `xla~`, Bazel 8 `xla+`) and this project's local_config_rocm, which they must all see.
+    resolve = in_full + ["mod", "dump_repo_mapping", "", *flags]
     print("+ " + shlex.join(resolve), file=sys.stderr, flush=True)
     if request.dry_run:
         return full.build_native(request, "preflight")
     t0 = time.monotonic()
     result = sandbox.spawn(resolve, cwd=CHECKOUT, capture_output=True, text=True)
-    if result.returncode != 0:
-        print(result.stderr[-4000:], file=sys.stderr)
-        print("ci_build preflight: upstream's module graph did not resolve (above); offline, pass --registry=DIR (a "
-              "checkout of the Bazel Central Registry) and --distdir=DIR (the pinned rules_ml_toolchain archive)",
-              file=sys.stderr)
-        return result.returncode
-    mappings = dict(zip(("root", "xla", "rules_ml_toolchain", "jax_rocm_build"),
-                        (json.loads(line) for line in result.stdout.splitlines() if line.startswith("{"))))
-    wrong = [f"{module} maps {name} to {mapping.get(name)}" for module, mapping in mappings.items()
-             for name in (("config_rocm_hipcc",) if module == "rules_ml_toolchain" else ("local_config_rocm",))
-             if mapping.get(name) != full.OUR_ROCM]
+    root = _repo_mappings(result, 1)
+    if root is None:
+        return result.returncode or 1
+    modules = {"xla": "local_config_rocm", "rules_ml_toolchain": "config_rocm_hipcc", "jax_rocm_build": "local_config_rocm"}
+    ours = root[0].get("local_config_rocm")
+    missing = [name for name in (*modules, "local_config_rocm") if name not in root[0]]
+    if missing:
+        print(f"ci_build preflight: full/MODULE.bazel's root module does not see {', '.join(missing)}: full/MODULE.bazel "
+              "is out of date", file=sys.stderr)
+        return 1
+    canonical = [root[0][name] for name in modules]
+    result = sandbox.spawn(in_full + ["mod", "dump_repo_mapping", *canonical, *flags], cwd=CHECKOUT, capture_output=True, text=True)
+    found = _repo_mappings(result, len(canonical))
+    if found is None:
+        return result.returncode or 1
+    wrong = [f"{module} maps {name} to {mapping.get(name)}" for (module, name), mapping in zip(modules.items(), found)
+             if mapping.get(name) != ours]
     if wrong:
-        print(f"ci_build preflight: in the full graph, not every module sees this project's ROCm ({full.OUR_ROCM}): "
+        print(f"ci_build preflight: in the full graph, not every module sees this project's ROCm ({ours}): "
               f"{'; '.join(wrong)}; full/MODULE.bazel's override_repo lines are out of date", file=sys.stderr)
         return 1
     print(f"ci_build preflight: upstream's graph resolved ({time.monotonic() - t0:.1f} s): xla, rules_ml_toolchain and "
           "this project see our @local_config_rocm", file=sys.stderr)
     return full.build_native(request, "preflight")
+
+
+def _repo_mappings(result, count: int) -> list[dict[str, str]] | None:
+    """The `count` JSON mappings `bazel mod dump_repo_mapping` printed; None (having said why)
+    when the graph did not resolve."""
+    mappings = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    if result.returncode == 0 and len(mappings) == count:
+        return mappings
+    print(result.stderr[-4000:], file=sys.stderr)
+    print("ci_build preflight: upstream's module graph did not resolve (above); offline, pass --registry=DIR (a "
+          "checkout of the Bazel Central Registry) and --distdir=DIR (the pinned rules_ml_toolchain archive)",
+          file=sys.stderr)
+    return None
+

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from .inputs import PUBLISHED_PYTHONS as PUBLISHED, InputError
-from .paths import SANDBOX
+from .paths import CHECKOUT, SANDBOX
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,7 +39,7 @@ def find_interpreters(make_sandbox: bool = True) -> list[Interpreter] | None:
     Without make_sandbox (a dry run), None where the sandbox is not made yet: it is not made."""
     found: dict[str, Interpreter] = {}
     run = SANDBOX + ["run"] + ([] if make_sandbox else ["--no-ensure"])
-    inside = subprocess.run(run + ["--", "/bin/sh", "-c", _SANDBOX_PROBE], capture_output=True, text=True)
+    inside = subprocess.run(run + ["--", "/bin/sh", "-c", _SANDBOX_PROBE], cwd=CHECKOUT, capture_output=True, text=True)
     if inside.returncode != 0 and not make_sandbox:
         return None
     for line in inside.stdout.splitlines() if inside.returncode == 0 else []:

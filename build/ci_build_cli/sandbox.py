@@ -1,5 +1,5 @@
 """How ci_build runs things: every command through spawn (none outlives ci_build), in the
-sandbox (tools/sandbox.py run) with the host folders the build reads mounted, or in host mode
+sandbox (python3 -m tools.sandbox run) with the host folders the build reads mounted, or in host mode
 (--host, JAX_ROCM_HOST=1) directly on this machine with the user's own Bazel; with the Bazel
 flags every build shares, one build per checkout at a time.
 
@@ -33,7 +33,7 @@ _PR_SET_PDEATHSIG = 1
 
 def _die_with_ci_build() -> None:
     """In a child, before exec: the kernel kills it when ci_build dies, even by SIGKILL; the
-    sandbox's own children follow it (tools/sandbox_root/namespaces.py), Bazel's server too."""
+    sandbox's own children follow it (tools/sandbox/namespaces.py), Bazel's server too."""
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 

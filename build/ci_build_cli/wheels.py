@@ -23,10 +23,10 @@ from tools.venvs import ensure_venv
 
 from . import sandbox, sources
 from .inputs import InputError
-from .paths import CHECKOUT, OURS
+from .paths import CHECKOUT, OURS, module_environment
 from .request import Request
 
-WHEEL_AUDIT = CHECKOUT / "wheel" / "wheel_audit.py"
+WHEEL_AUDIT = "wheel.wheel_audit"  # a module of the checkout, run in the tools venv
 TOOLS_REQUIREMENTS = CHECKOUT / "requirements-tools.txt"
 
 
@@ -180,9 +180,9 @@ def built_wheels(events_path: Path) -> list[BuiltWheel]:
 def audit_wheels(wheels: list[Path], manylinux: str | None) -> dict | None:
     """wheel/wheel_audit.py's verdict per wheel name (None when it could not run)."""
     python = ensure_venv("tools", TOOLS_REQUIREMENTS, "ci_build")
-    cmd = [str(python), str(WHEEL_AUDIT), "--json", *(["--manylinux", manylinux] if manylinux else []), *map(str, wheels)]
+    cmd = [str(python), "-m", WHEEL_AUDIT, "--json", *(["--manylinux", manylinux] if manylinux else []), *map(str, wheels)]
     print("+ " + shlex.join(cmd), file=sys.stderr, flush=True)
-    result = subprocess.run(cmd, capture_output=True, text=True)
+    result = subprocess.run(cmd, capture_output=True, text=True, env=module_environment())
     sys.stderr.write(result.stderr)
     if result.returncode not in (0, 1) or not result.stdout.strip():
         return None

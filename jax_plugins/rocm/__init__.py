@@ -40,7 +40,7 @@ Environment:
                                              no GPU is detected, so JAX reports its own error.
 GPUs are counted without initialising HIP: GPU nodes (simd_count > 0) of the KFD topology
 in sysfs, filtered by ROCR_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES as the ROCm runtime does;
-that logic lives in gpus.py (beside this file), shared with pytest-rocm.
+that logic lives in gpus.py, packed beside this file from pytest_rocm/pytest_rocm/gpus.py, pytest-rocm's.
 """
 
 from __future__ import annotations

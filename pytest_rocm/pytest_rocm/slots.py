@@ -15,7 +15,7 @@ slots on a machine without GPUs; otherwise they are the GPU nodes of the KFD top
 sysfs, left as the ROCm runtime leaves them by an ROCR_VISIBLE_DEVICES already set (a CI
 runner's share of the host), then `rocminfo`'s. Reading the topology and
 ROCR_VISIBLE_DEVICES is pytest_rocm.gpus, the same file as the pjrt wheel's loader uses
-(jax_plugins/rocm/gpus.py in jax-rocm-build). Without a topology (a forced count, or
+(gpus.py, which jax-rocm-build's pjrt wheel ships too). Without a topology (a forced count, or
 rocminfo) the tokens of ROCR_VISIBLE_DEVICES, as given, are the GPUs.
 JAX_ROCM_TESTS_PER_GPU=K lets K users share each GPU.
 """

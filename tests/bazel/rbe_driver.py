@@ -1,11 +1,11 @@
 """Driver of tests/bazel/test_rbe.py: one HIP library built locally, remotely, and from the remote cache.
 
-Runs inside the sandbox root under `tests/infra/rbe_cluster.py run`, which exports
-JAX_ROCM_RBE_EXECUTOR and JAX_ROCM_RBE_INSTANCE. Works in a copy of the checkout
+Runs inside the sandbox root, from the checkout, as a module under `tests.infra.rbe_cluster run`,
+which exports JAX_ROCM_RBE_EXECUTOR and JAX_ROCM_RBE_INSTANCE. Works in a copy of the checkout
 (so that its Bazel output base is private) and prints one JSON object of results
 on stdout; Bazel's own output goes to stderr.
 
-    python3 tests/infra/rbe_cluster.py run -- python3 tests/bazel/rbe_driver.py
+    python3 -m tests.infra.rbe_cluster run -- python3 -m tests.bazel.rbe_driver
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
+from tools.copy_workspace import copy_workspace
+from tools.digest import sha256_of
+
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
-sys.path.insert(0, str(CHECKOUT))  # run as a file in the sandbox: the checkout's packages
-from tests.infra.copy_workspace import copy_workspace  # noqa: E402
-from tools.digest import sha256_of  # noqa: E402
 
 TARGET = "//tests/rocm/hip:libhip_kernels.so"
 OUTPUT = "bazel-bin/tests/rocm/hip/libhip_kernels.so"

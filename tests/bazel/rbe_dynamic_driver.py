@@ -1,13 +1,15 @@
 """Driver of tests/bazel/test_rbe_dynamic.py: --config=rocm_rbe_dynamic on the loopback cluster.
 
-    tools/sandbox.py run -- python3 tests/bazel/rbe_dynamic_driver.py [COPY]
+    python3 -m tools.sandbox run -- python3 -m tests.bazel.rbe_dynamic_driver [COPY]
 
-COPY: a copy of the checkout made beforehand (tests/infra/copy_workspace.py, on the host),
+(from the checkout: it runs as a module of it, inside the sandbox root.)
+
+COPY: a copy of the checkout made beforehand (tools/copy_workspace.py, on the host),
 used and removed; without it the driver copies the checkout itself, which needs git
 inside the sandbox to see the repository (in a git worktree it does not: the worktree's
 .git points into the main checkout, which the sandbox does not mount).
 
-Runs inside the sandbox root. Unlike rbe_driver.py it starts the cluster itself
+Unlike rbe_driver.py it starts the cluster itself
 (tests/infra/rbe_cluster.py's Cluster), because one phase stops it in the middle of a build.
 Works in a copy of the checkout with one package of its own added (GATE_PACKAGE,
 below) and prints one JSON object of results on stdout; Bazel's output goes to stderr.
@@ -30,11 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
-CHECKOUT = Path(__file__).resolve().parent.parent.parent
-sys.path.insert(0, str(CHECKOUT / "tests" / "infra"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rbe_cluster import Cluster  # noqa: E402
-from rbe_driver import BAZEL_TIMEOUT, bazel, compare, disposable_workspace, processes_line, read_execution_log, sha256_of  # noqa: E402
+from tests.bazel.rbe_driver import BAZEL_TIMEOUT, bazel, compare, disposable_workspace, processes_line, read_execution_log
+from tests.infra.rbe_cluster import Cluster
+from tools.digest import sha256_of
 
 LIBRARY = "//tests/rocm/hip:libhip_kernels.so"
 LIBRARY_OUTPUT = "bazel-bin/tests/rocm/hip/libhip_kernels.so"

@@ -4,7 +4,7 @@ Runs on the host, from the checkout (ci_build starts the sandbox itself):
 
     python3 -m tests.bazel.rbe_wheels_driver WORKDIR [--runner=isolated|hosttools] [CI_BUILD_ARGS...]
 
-Starts tests/infra/rbe_cluster.py (isolated runner unless --runner says otherwise) in the sandbox, makes copies of
+Starts tests.infra.rbe_cluster (isolated runner unless --runner says otherwise) in the sandbox, makes copies of
 this checkout at different paths under WORKDIR (each its own Bazel output base), points
 their user.bazelrc at the cluster, and runs `ci_build ... dist_wheels` in them:
 
@@ -34,11 +34,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from tests.infra.bazel_processes import process_counts
-from tests.infra.copy_workspace import copy_workspace
+from tools.copy_workspace import copy_workspace
 from tools.digest import sha256_of
+from tools.modules import SANDBOX, module_environment
 
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
-SANDBOX_PY = CHECKOUT / "tools" / "sandbox.py"
 # One interpreter (the sandbox's own): a second plugin wheel would double the JAX
 # module compiles and prove nothing more.
 CI_BUILD_ARGS = ("--sources=examples", "dist_wheels", "--allow-stand-ins", "--python-versions=3.14")
@@ -114,9 +114,10 @@ def cluster(workdir: Path, runner: str) -> Iterator[dict[str, str]]:
     """The loopback cluster, up in the sandbox while the block runs."""
     ready = workdir / "cluster.json"
     with open(workdir / "cluster.log", "w") as out:
-        proc = subprocess.Popen([sys.executable, str(SANDBOX_PY), "run", "--", "python3", "tests/infra/rbe_cluster.py",
+        proc = subprocess.Popen([*SANDBOX, "run", "--", "python3", "-m", "tests.infra.rbe_cluster",
                                  f"--runner={runner}", "up", f"--ready-file={ready}"],
-                                cwd=CHECKOUT, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+                                cwd=CHECKOUT, env=module_environment(), stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + CLUSTER_START_TIMEOUT
         while not ready.exists():
@@ -128,7 +129,7 @@ def cluster(workdir: Path, runner: str) -> Iterator[dict[str, str]]:
         log(f"cluster ready at {env['JAX_ROCM_RBE_EXECUTOR']}")
         yield env
     finally:
-        # sandbox.py passes SIGTERM on; the cluster stops itself, and the sandbox's PID
+        # tools.sandbox passes SIGTERM on; the cluster stops itself, and the sandbox's PID
         # namespace takes whatever is left with it.
         proc.send_signal(signal.SIGTERM)
         try:
@@ -147,7 +148,7 @@ def make_copy(path: Path, env: dict[str, str]) -> Path:
 
 
 def in_sandbox(copy: Path, *argv: str) -> None:
-    subprocess.run([sys.executable, str(SANDBOX_PY), "run", "--", *argv], cwd=copy, capture_output=True,
+    subprocess.run([*SANDBOX, "run", "--", *argv], cwd=copy, env=module_environment(), capture_output=True,
                    timeout=CI_BUILD_TIMEOUT)
 
 
@@ -156,7 +157,7 @@ def ci_build(copy: Path, rbe: str, extra: Sequence[str], markers: Sequence[str])
     argv = [sys.executable, str(copy / "build" / "ci_build"), *CI_BUILD_ARGS, f"--rbe={rbe}", f"--output-dir={dist}", *extra]
     log(f"{copy}: {' '.join(argv[1:])}")
     t0 = time.monotonic()
-    # No shared action cache (tools/sandbox.py gives one to every run unless this says off): its
+    # No shared action cache (tools/sandbox gives one to every run unless this says off): its
     # hits would show as "disk cache hit" instead of the remote spawns and remote cache hits checked
     # here, and the local reference wheels could come from the remote phases' results.
     env = dict(os.environ, JAX_ROCM_ACTION_CACHE="off")

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +23,13 @@ pytestmark = pytest.mark.bazel
 DOCTOR = [sys.executable, str(CHECKOUT / "build" / "ci_build"), "doctor"]
 
 
+def working_folder(pid: str) -> Path | None:
+    try:
+        return Path(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:  # gone, or not ours to read
+        return None
+
+
 def processes_of_this_checkout() -> list[str]:
     """Command lines of sandbox runs and Bazel processes started from this checkout."""
     found = []
@@ -30,9 +38,10 @@ def processes_of_this_checkout() -> list[str]:
             cmdline = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        # The checkout as a whole path: /home/u/fresh must not match /home/u/fresh-cache/... .
-        names_checkout = re.search(re.escape(str(CHECKOUT)) + r"(/|\s|$)", cmdline)
-        if int(pid) != os.getpid() and ("sandbox.py run" in cmdline or "bazel" in cmdline) and names_checkout:
+        # The checkout as a whole path: /home/u/fresh must not match /home/u/fresh-cache/... . A
+        # sandbox run (`python3 -m tools.sandbox run`) need not name it: ci_build starts it there.
+        names_checkout = re.search(re.escape(str(CHECKOUT)) + r"(/|\s|$)", cmdline) or working_folder(pid) == CHECKOUT
+        if int(pid) != os.getpid() and ("-m tools.sandbox run" in cmdline or "bazel" in cmdline) and names_checkout:
             found.append(f"{pid}: {cmdline[:200]}")
     return found
 

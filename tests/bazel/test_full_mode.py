@@ -28,15 +28,15 @@ from pathlib import Path
 import pytest
 
 from build.ci_build_cli import full
-from tests.conftest import CHECKOUT, load_module, require_jax_tree, sandbox
+from tests.conftest import CHECKOUT, require_jax_tree, sandbox, sandbox_environment
 from tests.infra.therock_toolkit import HIP_AND_COMPILER, MAKE_SMALL_TARBALL, STUB_LIBRARY
 from tools import fatbin, full_closure
 from tools.venvs import ensure_venv
+from wheel.private.runpath import is_build_tree_entry
 
 pytestmark = pytest.mark.bazel
 
 FULL = CHECKOUT / "full"
-OUR_ROCM = "jax_rocm_build~~rocm~local_config_rocm"
 
 
 def gated() -> dict[str, Path]:
@@ -93,14 +93,18 @@ def repo_mappings(full_bazel, *repos: str) -> list[dict]:
 
 
 def test_the_graph_resolves_and_every_module_sees_our_rocm(full_bazel):
-    root, xla, toolchain, ours = repo_mappings(full_bazel, "", "xla~", "rules_ml_toolchain~", "jax_rocm_build~")
-    assert root["local_config_rocm"] == OUR_ROCM and root["xla"] == "xla~"
-    assert xla["local_config_rocm"] == OUR_ROCM, xla.get("local_config_rocm")
-    assert toolchain["config_rocm_hipcc"] == OUR_ROCM, toolchain.get("config_rocm_hipcc")
+    # Canonical names as this Bazel spells them (7: `xla~`, 8: `xla+`), from the root's mapping.
+    [root] = repo_mappings(full_bazel, "")
+    our_rocm = root["local_config_rocm"]
+    assert our_rocm.startswith(root["jax_rocm_build"]) and our_rocm.endswith("local_config_rocm"), our_rocm  # our extension's
+    xla, toolchain, ours = repo_mappings(full_bazel, root["xla"], root["rules_ml_toolchain"], root["jax_rocm_build"])
+    assert xla["local_config_rocm"] == our_rocm, xla.get("local_config_rocm")
+    assert toolchain["config_rocm_hipcc"] == our_rocm, toolchain.get("config_rocm_hipcc")
     # This project's @xla is the xla module of the graph, not the pinned archive of kernels mode.
-    assert ours["xla"] == "xla~" and ours["local_config_rocm"] == OUR_ROCM
+    assert ours["xla"] == root["xla"] and ours["local_config_rocm"] == our_rocm
     # XLA's extensions are in use: its own repositories resolve through them.
-    assert xla["tsl"].startswith("xla~~tsl_extension~") and xla["llvm-project"].startswith("xla~~llvm_extension~")
+    assert xla["tsl"].startswith(root["xla"]) and "tsl_extension" in xla["tsl"]
+    assert xla["llvm-project"].startswith(root["xla"]) and "llvm_extension" in xla["llvm-project"]
 
 
 def hipcc_feature(full_bazel, *flags: str) -> str:
@@ -419,7 +423,6 @@ def runpath_of(path: Path) -> list[str]:
     """A shared library's RUNPATH, without Bazel's build-tree entries (the wheel rule strips them)."""
     from elftools.elf.elffile import ELFFile
 
-    is_build_tree_entry = load_module("wheel_runpath_tool", CHECKOUT / "wheel" / "private" / "runpath.py").is_build_tree_entry
     with open(path, "rb") as f:
         dynamic = ELFFile(f).get_section_by_name(".dynamic")
         entries = [t.runpath for t in dynamic.iter_tags() if t.entry.d_tag == "DT_RUNPATH"]
@@ -487,10 +490,10 @@ def test_full_modes_release_modules_meet_manylinux_2_28(full_bazel, tmp_path):
     packed = []
     for module in (triton, linalg):
         packed.append(tmp_path / module.name)
-        subprocess.run([str(python), str(CHECKOUT / "wheel" / "private" / "runpath.py"), "--in", str(module), "--out",
-                        str(packed[-1])], check=True)
+        subprocess.run([str(python), "-m", "wheel.private.runpath", "--in", str(module), "--out", str(packed[-1])],
+                       env=sandbox_environment(), check=True)
     wheel = one_wheel(tmp_path, packed, "cp314")
-    audit = subprocess.run([str(python), str(CHECKOUT / "wheel" / "wheel_audit.py"), "--manylinux=manylinux_2_28", "--json",
-                            str(wheel)], capture_output=True, text=True)
+    audit = subprocess.run([str(python), "-m", "wheel.wheel_audit", "--manylinux=manylinux_2_28", "--json", str(wheel)],
+                           env=sandbox_environment(), capture_output=True, text=True)
     assert audit.returncode == 0, audit.stdout + audit.stderr
     print(f"full mode's _triton and _linalg: {json.loads(audit.stdout)}")

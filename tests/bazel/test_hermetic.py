@@ -2,7 +2,7 @@
 
 A copy of this checkout (a private output base; compiles may come from the shared action
 cache, links run) builds the HIP test library (rocm_library + cc_binary linkshared) and a C++
-test binary linking it, with an execution log; then tests/infra/isolated_replay.py reruns every HipDeviceCompile, HipBundle, HipCompile,
+test binary linking it, with an execution log; then tests.infra.isolated_replay reruns every HipDeviceCompile, HipBundle, HipCompile,
 CppCompile, CppLink, HipArchive and ZigRuntime spawn the way an isolating remote worker would: chroot'ed into
 a root holding only the spawn's inputs, the OS's /usr and /etc and a private /tmp (Bazel's
 own hermetic sandbox needs linux-sandbox, which the project's sandbox does not offer).
@@ -68,7 +68,7 @@ def in_copy(copy: Path, script: str) -> str:
 
 def replay(copy: Path, log: Path, *extra: str, mnemonics: tuple[str, ...] = MNEMONICS) -> dict:
     """isolated_replay.py's report for the copy's execution log."""
-    command = ("python3 tests/infra/isolated_replay.py --execroot \"$(bazel info execution_root)\" "
+    command = ("python3 -m tests.infra.isolated_replay --execroot \"$(bazel info execution_root)\" "
                f"--log {log} --forbid \"$(bazel info output_base)\" --forbid \"$PWD\" --forbid /var/tmp "
                + " ".join(f"--mnemonic {m}" for m in mnemonics) + " " + " ".join(map(shlex.quote, extra)))
     return json.loads(in_copy(copy, command).splitlines()[-1])

@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, load_module, sandbox, sandbox_binds
+from bench import bench_hip_rebuild as bench
+from tests.conftest import CHECKOUT, sandbox, sandbox_binds
+from tools import fatbin
 
 pytestmark = pytest.mark.bazel
-
-fatbin = load_module("fatbin", CHECKOUT / "tools" / "fatbin.py")
-bench = load_module("bench_hip_rebuild", CHECKOUT / "bench" / "bench_hip_rebuild.py")
 
 SO = "bazel-bin/tests/rocm/hip/libhip_kernels.so"
 BUNDLER = "/usr/lib/llvm-22/bin/clang-offload-bundler"
@@ -28,7 +27,7 @@ def build_and_read(in_sandbox, *flags: str) -> dict:
     """Builds the kernel library with `flags`; returns what fatbin.py reads from it (inside the root)."""
     script = (
         f"bazel build {' '.join(map(shlex.quote, flags))} --output_groups=+hip_objects //tests/rocm/hip:libhip_kernels.so "
-        f"&& python3 tools/fatbin.py --json {SO} bazel-bin/tests/rocm/hip/_objs/kernels/*.pic.o"
+        f"&& python3 -m tools.fatbin --json {SO} bazel-bin/tests/rocm/hip/_objs/kernels/*.pic.o"
     )
     return json.loads(in_sandbox("sh", "-c", script).stdout)
 
@@ -160,7 +159,7 @@ def test_jaxs_own_kernels_are_the_single_clang_runs_byte_for_byte(sandbox_root, 
 def test_amdgpu_targets_narrows_the_flag_and_copts_may_not_name_targets(in_sandbox):
     narrowed = "bazel-bin/tests/rocm/hip/_objs/scale_gfx942_only/scale.pic.o"
     script = (f"bazel build --config=rocm --//rocm:amdgpu_targets=gfx90a,gfx942 --output_groups=+hip_objects "
-              f"//tests/rocm/hip:scale_gfx942_only && python3 tools/fatbin.py --json {narrowed}")
+              f"//tests/rocm/hip:scale_gfx942_only && python3 -m tools.fatbin --json {narrowed}")
     assert json.loads(in_sandbox("sh", "-c", script).stdout)[narrowed]["targets"] == ["gfx942"]
     outside = in_sandbox("bazel", "build", "--config=rocm", "--//rocm:amdgpu_targets=gfx90a", "//tests/rocm/hip:scale_gfx942_only",
                          check=False)
@@ -185,7 +184,7 @@ def test_one_source_compiled_per_local_define_makes_units_that_link_together(in_
     define, as its own compilation unit, and both link into one shared library."""
     so = "bazel-bin/tests/rocm/hip/libhip_typed_fill.so"
     script = (f"bazel build --config=rocm --//rocm:amdgpu_targets=gfx942 //tests/rocm/hip:libhip_typed_fill.so "
-              f"&& python3 tools/fatbin.py --json {so} && nm -D --defined-only {so}")
+              f"&& python3 -m tools.fatbin --json {so} && nm -D --defined-only {so}")
     out = in_sandbox("sh", "-c", script).stdout
     report = json.loads(out[: out.rindex("}") + 1])
     assert len(report[so]["bundles"]) == 2 and report[so]["targets"] == ["gfx942"]

@@ -3,7 +3,7 @@ Bazel and ROCm, as an unprivileged user, the wheels it makes are the sandboxed b
 for byte.
 
 The machine is the sandbox root itself (Debian's Bazel 7.7.1, ROCm, Pythons 3.13 and 3.14),
-entered by `tools/sandbox.py run` and left at once for an unprivileged user (setpriv) who owns a
+entered by `python3 -m tools.sandbox run` and left at once for an unprivileged user (setpriv) who owns a
 copy of the checkout, a HOME, an XDG_CACHE_HOME and a Bazel output root of their own. Their
 ~/.bazelrc names that output root: the root's /etc/bazel.bazelrc names root's, which they
 cannot write (it also names the offline overlay, which is what an air-gapped user adds
@@ -33,8 +33,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CHECKOUT, sandbox
-from tests.infra.copy_workspace import copy_workspace
 from tests.infra.therock_toolkit import MAKE_TARBALL, VERSION
+from tools.copy_workspace import copy_workspace
+from tools.sandbox.cache import Paths
 
 # A cold host-mode build on two cores shared with other builds: well above pytest's 30 minutes.
 pytestmark = [pytest.mark.bazel, pytest.mark.timeout(3600)]
@@ -80,7 +81,7 @@ def sandboxed(work, tarball) -> tuple[dict[str, str], float]:
 
 
 @pytest.fixture(scope="module")
-def host(work, tarball, sandbox_module) -> tuple[dict[str, str], str, float]:
+def host(work, tarball) -> tuple[dict[str, str], str, float]:
     """The same command with --host, run by the unprivileged user inside the sandbox root."""
     user = work / "user"
     checkout = copy_workspace(user / "checkout", CHECKOUT)
@@ -91,7 +92,7 @@ def host(work, tarball, sandbox_module) -> tuple[dict[str, str], str, float]:
     # files again: 190 MB); ci_build's prefetch checks their sha256 and finds them present.
     distdir = cache / "jax-rocm-build" / "distdir"
     distdir.mkdir(parents=True)
-    for archive in sandbox_module.Paths.default().distdir.iterdir():
+    for archive in Paths.default().distdir.iterdir():
         shutil.copyfile(archive, distdir / archive.name)
     sandbox("run", "--", "chown", "-R", f"{USER}:{USER}", str(user))  # as root there, with root or without
     command = ["setpriv", f"--reuid={USER}", f"--regid={USER}", "--clear-groups",
@@ -108,7 +109,7 @@ def host(work, tarball, sandbox_module) -> tuple[dict[str, str], str, float]:
 def test_host_mode_runs_the_users_bazel_and_pythons_not_the_sandbox(host):
     _, log, _ = host
     commands = [line for line in log.splitlines() if line.startswith("+ ")]
-    assert not [c for c in commands if "sandbox.py" in c], commands
+    assert not [c for c in commands if "-m tools.sandbox" in c], commands
     builds = [c for c in commands if " build " in c]
     assert builds and all(c.startswith("+ env BAZEL_REAL=/usr/local/bin/bazel ") for c in builds), builds
     assert f"--repo_env=JAX_ROCM_PYTHON=/usr/bin/python{PYTHON}" in builds[-1]

@@ -3,7 +3,7 @@
 JAX_ROCM_TEST_JAX_TREE names (a checkout or archive, as a user builds from one; gated).
 
 One build per tree; then the sandbox's Python imports every extension module
-(tests/infra/check_modules.py) and tools/fatbin.py reads the device code of the modules
+(tests.infra.check_modules) and tools/fatbin.py reads the device code of the modules
 that have HIP kernels. Modules built from examples/ carry the stand-ins' marker attribute;
 JAX's own do not.
 """
@@ -53,8 +53,8 @@ def built(request, sandbox_root, tmp_path_factory) -> dict:
     script = (
         "EXT=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var(\"EXT_SUFFIX\"))')"
         f" && bazel build {' '.join(map(shlex.quote, FLAGS))} --override_repository=jax={tree} //jaxlib/rocm:all"
-        f" && python3 tests/infra/check_modules.py {OUT} > {out}/modules.json"
-        f" && python3 tools/fatbin.py --json {so_files} > {out}/fatbin.json"
+        f" && PYTHONPATH={OUT} python3 -m tests.infra.check_modules > {out}/modules.json"
+        f" && python3 -m tools.fatbin --json {so_files} > {out}/fatbin.json"
         f" && cat $(bazel info output_base)/external/_main~sources~jax/source_info.json > {out}/source_info.json"
     )
     sandbox("run", *sandbox_binds(tree), "--", "sh", "-c", script, cwd=CHECKOUT)

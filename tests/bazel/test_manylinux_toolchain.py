@@ -44,7 +44,7 @@ GLIBC = (2, 28)
 @pytest.fixture(scope="module")
 def built(sandbox_root, tmp_path_factory) -> dict:
     """Builds once; returns the dynamic symbols and NEEDED of every library, the undefined symbols
-    of every HIP object, and check_modules.py's report."""
+    of every HIP object, and tests.infra.check_modules's report."""
     out = tmp_path_factory.mktemp("manylinux")  # under /tmp, which the sandbox shares
     libraries = "bazel-bin/xla_rocm_plugin.so bazel-bin/tests/rocm/hip/libhip_kernels.so bazel-bin/jaxlib/rocm/*.so"
     script = (
@@ -52,7 +52,7 @@ def built(sandbox_root, tmp_path_factory) -> dict:
         f" && for f in {libraries}; do echo \"== $f\"; objdump -T \"$f\"; readelf -d \"$f\" | grep NEEDED; done > {out}/libraries.txt"
         f" && for f in $(find -L bazel-bin/jaxlib/rocm/_objs bazel-bin/tests/rocm/hip/_objs -name '*.pic.o'); do"
         f" echo \"== $f\"; nm -u \"$f\"; done > {out}/hip_objects.txt"
-        f" && python3 tests/infra/check_modules.py bazel-bin/jaxlib/rocm > {out}/modules.json"
+        f" && PYTHONPATH=bazel-bin/jaxlib/rocm python3 -m tests.infra.check_modules > {out}/modules.json"
     )
     sandbox("run", *sandbox_binds(JAX_TREE), "--", "sh", "-c", script, cwd=CHECKOUT)
     return {

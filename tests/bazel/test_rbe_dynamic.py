@@ -51,7 +51,7 @@ TEST_SPAWNS = 2 + PROBE_SHARDS
 @pytest.fixture(scope="module")
 def builds(sandbox_root, tmp_path_factory) -> dict:
     with scratch_copy(tmp_path_factory.mktemp("rbe-dynamic") / "checkout") as copy:
-        return run_driver("python3", "tests/bazel/rbe_dynamic_driver.py", str(copy))
+        return run_driver("python3", "-m", "tests.bazel.rbe_dynamic_driver", str(copy))
 
 
 def spawns(build: dict, mnemonic: str | None = None, output: str | None = None) -> list[dict]:

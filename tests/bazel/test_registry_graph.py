@@ -24,6 +24,7 @@ import pytest
 
 from tests.conftest import CHECKOUT, sandbox, sandbox_binds
 from tools import registry_graph
+from tools.sandbox.cache import Paths
 
 pytestmark = pytest.mark.bazel
 
@@ -53,7 +54,7 @@ def gated() -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
-def networked_bazel(sandbox_root, sandbox_module, tmp_path_factory):
+def networked_bazel(sandbox_root, tmp_path_factory):
     """Runs Debian's Bazel in the checkout with the registry's resolution and no offline
     override, in an output base of its own (a server of other startup options would stop the
     shared one's)."""
@@ -79,7 +80,7 @@ def networked_bazel(sandbox_root, sandbox_module, tmp_path_factory):
         return result
 
     run.modules = modules
-    run.distdir = sandbox_module.Paths.default().distdir
+    run.distdir = Paths.default().distdir
     return run
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, SANDBOX_PY, sandbox
+from tests.conftest import CHECKOUT, SANDBOX, sandbox, sandbox_environment
 
 pytestmark = pytest.mark.bazel
 
@@ -77,7 +77,7 @@ def test_exit_status_stdin_and_signals_pass_through(sandbox_root):
     assert sandbox("run", "--", "sh", "-c", 'kill -TERM $$', check=False).returncode == -signal.SIGTERM
     assert sandbox("run", "--", "cat", input="through stdin\n").stdout == "through stdin\n"
     assert sandbox("run", "--", "no-such-command", check=False).returncode == 127
-    proc = subprocess.Popen([sys.executable, str(SANDBOX_PY), "run", "--", "sh", "-c", "echo started; sleep 60"],
+    proc = subprocess.Popen([*SANDBOX, "run", "--", "sh", "-c", "echo started; sleep 60"], env=sandbox_environment(),
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline() == "started\n"
     t0 = time.monotonic()
@@ -109,8 +109,9 @@ def test_a_bazel_server_leaves_nothing_in_the_hosts_tmp(in_sandbox):
 
 def test_checkout_tmp_and_cwd_are_at_the_same_paths(sandbox_root, tmp_path):
     (tmp_path / "note.txt").write_text("from the host")
-    result = sandbox("run", "--", "sh", "-c", "pwd; cat note.txt; echo; ls $0", str(CHECKOUT / "tools" / "sandbox.py"), cwd=tmp_path)
-    assert result.stdout.splitlines() == [str(tmp_path), "from the host", str(CHECKOUT / "tools" / "sandbox.py")]
+    cli = CHECKOUT / "tools" / "sandbox" / "cli.py"
+    result = sandbox("run", "--", "sh", "-c", "pwd; cat note.txt; echo; ls $0", str(cli), cwd=tmp_path)
+    assert result.stdout.splitlines() == [str(tmp_path), "from the host", str(cli)]
 
 
 def test_pip_works_inside_as_on_the_host(in_sandbox, tmp_path):
@@ -128,13 +129,11 @@ def test_apt_works_inside(in_sandbox, tmp_path):
 # ---- an interrupted ensure, and two at once ---------------------------------
 
 # A one-package profile that reuses the real root's downloaded packages: the
-# same code paths as a real root, at a fraction of the time.
+# same code paths as a real root, at a fraction of the time. Run with the checkout on PYTHONPATH.
 DRIVER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    sys.path.insert(0, {tools!r})
-    import sandbox
-    from sandbox_root import cache, layers
+    from tools.sandbox import cache, cli as sandbox, layers
     tiny = layers.Layer("base", ("hello",), probes=("usr/bin/hello",))
     layers.PROFILES.clear()
     layers.PROFILES["tiny"] = (tiny,)
@@ -155,8 +154,8 @@ DRIVER = textwrap.dedent("""
 def test_killed_ensure_leaves_nothing_used_and_recovers(sandbox_root, tmp_path):
     archives = sandbox_root.parent.parent / "apt-archives"
     driver = tmp_path / "driver.py"
-    driver.write_text(DRIVER.format(tools=str(SANDBOX_PY.parent), archives=str(archives)))
-    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    driver.write_text(DRIVER.format(archives=str(archives)))
+    env = sandbox_environment(dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache")))
     sandbox_dir = tmp_path / "cache" / "jax-rocm-build" / "sandbox"
 
     def start() -> subprocess.Popen:

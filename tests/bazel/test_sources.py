@@ -50,7 +50,7 @@ def test_a_wrong_sha256_fails_naming_the_pin_file_and_the_real_hash(sandbox_root
     result = sandbox("run", "--", "sh", "-c", "bazel build @nanobind//:headers; bazel shutdown", cwd=scratch_checkout, check=False)
     assert "nanobind: the archive at file://" in result.stderr
     assert f"has sha256 {real}, but third_party/nanobind/pin.json pins {'0' * 64}" in result.stderr
-    assert "python3 tools/update_pins.py nanobind" in result.stderr
+    assert "python3 -m tools.update_pins nanobind" in result.stderr
 
 
 def test_preflight_builds_every_native_artifact_offline_from_a_clean_output_base(sandbox_root, scratch_checkout):

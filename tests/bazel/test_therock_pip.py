@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, load_module, sandbox
+from tests.conftest import sandbox
 from tests.infra.local_config_rocm import rocm_config
-
-is_build_tree_entry = load_module("wheel_runpath_tool", CHECKOUT / "wheel" / "private" / "runpath.py").is_build_tree_entry
+from wheel.private.runpath import is_build_tree_entry
 
 pytestmark = pytest.mark.bazel
 

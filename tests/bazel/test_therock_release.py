@@ -22,15 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, jax_tree_from_env, load_module, sandbox
+from tests.conftest import CHECKOUT, jax_tree_from_env, sandbox
 from tests.infra.therock_toolkit import MAKE_TARBALL, VERSION
+from tools import fatbin
 
 pytestmark = pytest.mark.bazel
 
 # A real JAX tree when JAX_ROCM_TEST_JAX_TREE is set; else --sources=examples's examples/jax.
 JAX_TREE = jax_tree_from_env()
-
-fatbin = load_module("fatbin", CHECKOUT / "tools" / "fatbin.py")
 
 PYTHON = "3.14"  # the sandbox's own
 

@@ -8,7 +8,7 @@ glibc 2.28, toolchains/manylinux). Then:
   manylinux_2_38 ones here); `import jax` discovers the plugin, says once that there is no
   AMD GPU and runs on CPU; with JAX_ROCM_GPU_COUNT=1 JAX_PLATFORMS=rocm JAX loads our PJRT
   library, which answers with its own no-device error, not a loader or glibc error.
-* in a Debian bullseye root (glibc 2.31, tests/infra/bullseye_root.py): bullseye's python3 loads
+* in a Debian bullseye root (glibc 2.31, tests.infra.bullseye_root): bullseye's python3 loads
   the PJRT library with ctypes and calls GetPjrtApi.
 
 What the host can honestly check: the PJRT library links nothing of ROCm (the stand-in
@@ -33,8 +33,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, sandbox
+from tests.conftest import CHECKOUT, sandbox, sandbox_environment
 from tests.infra.host_venv import make_host_venv
+from tools.venvs import ensure_venv
 
 pytestmark = pytest.mark.e2e
 
@@ -78,12 +79,9 @@ def test_every_wheel_is_manylinux_2_28(wheels):
 
 def test_auditwheel_certifies_manylinux_2_28_for_every_wheel(wheels):
     """auditwheel's own verdict, through wheel/wheel_audit.py (ROCm libraries excluded)."""
-    sys.path.insert(0, str(CHECKOUT / "tools"))
-    from venvs import ensure_venv
-
     python = ensure_venv("tools", CHECKOUT / "requirements-tools.txt", "test")
-    result = subprocess.run([str(python), str(CHECKOUT / "wheel" / "wheel_audit.py"), "--json", "--manylinux=manylinux_2_28",
-                             *map(str, wheels)], capture_output=True, text=True)
+    result = subprocess.run([str(python), "-m", "wheel.wheel_audit", "--json", "--manylinux=manylinux_2_28", *map(str, wheels)],
+                            env=sandbox_environment(), capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     verdicts = json.loads(result.stdout)
     assert set(verdicts) == {w.name for w in wheels}, verdicts
@@ -159,12 +157,12 @@ def pjrt_library(wheels, tmp_path_factory) -> Path:
 @pytest.mark.skipif(os.geteuid() != 0 or not (shutil.which("debootstrap") or Path("/usr/sbin/debootstrap").exists()),
                     reason="a bullseye root needs root and debootstrap")
 def test_bullseye_python_loads_the_pjrt_library_and_gets_its_api(pjrt_library):
-    tool = [sys.executable, str(CHECKOUT / "tests" / "infra" / "bullseye_root.py")]
-    subprocess.run(tool + ["ensure"], check=True)
-    info = subprocess.run(tool + ["info"], capture_output=True, text=True, check=True).stdout
+    tool = [sys.executable, "-m", "tests.infra.bullseye_root"]
+    subprocess.run(tool + ["ensure"], cwd=CHECKOUT, check=True)
+    info = subprocess.run(tool + ["info"], cwd=CHECKOUT, capture_output=True, text=True, check=True).stdout
     assert "2.31" in info, info
     result = subprocess.run(tool + ["run", str(pjrt_library), str(PROBE), "--", "python3", PROBE.name, "./" + pjrt_library.name],
-                            capture_output=True, text=True)
+                            cwd=CHECKOUT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     report = json.loads(result.stdout)
     assert report["glibc"] == "2.31" and report["loaded"] and not report["api_is_null"], report

@@ -37,9 +37,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, EXAMPLES_JAX, PRIVATE_MOUNTS, jax_tree_from_env, load_module, sandbox
+from tests.conftest import CHECKOUT, EXAMPLES_JAX, PRIVATE_MOUNTS, jax_tree_from_env, sandbox
 from tests.infra.host_venv import JAX, make_host_venv
 from tests.infra.plugin_modules import plugin_modules
+from wheel import wheel_audit
 
 # JAX's tree for the plugin wheel: the stand-in tree, or a real one (JAX_ROCM_TEST_JAX_TREE): what the
 # ROCm layouts are tested with does not depend on it.
@@ -56,8 +57,6 @@ FAMILY_PACKAGE = "_rocm_sdk_libraries_gfx94X_dcgpu"
 CORE = ("libamdhip64.so", "libhsa-runtime64.so", "libamd_comgr.so", "libhiprtc.so", "librocm-core.so", "libroctx64.so",
         "libroctracer64.so", "librocprofiler")
 DEBIAN_LIBS = "usr/lib/x86_64-linux-gnu"
-
-wheel_audit = load_module("wheel_audit_for_layouts", CHECKOUT / "wheel" / "wheel_audit.py")
 
 
 def is_rocm(soname: str) -> bool:

@@ -28,7 +28,7 @@ from tests.conftest import CHECKOUT, require_jax_tree, sandbox, sandbox_binds
 
 pytestmark = pytest.mark.e2e
 
-# The sandbox's Pythons (tools/sandbox_root/layers.py): each gets a plugin wheel, tested in a venv.
+# The sandbox's Pythons (tools/sandbox/layers.py): each gets a plugin wheel, tested in a venv.
 SANDBOX_PYTHONS = ("3.14", "3.13")
 JAX = ["jax==0.10.2", "jaxlib==0.10.2"]
 # The README's main command, but for the output folder: release wheels of the stand-ins (their
@@ -308,19 +308,21 @@ def test_our_modules_register_what_the_published_plugin_wheel_registers(jax_venv
     assert published, f"pip downloaded no {tag} wheel of jax-rocm7-plugin 0.10.2: {sorted(p.name for p in tmp_path.iterdir())}"
     with zipfile.ZipFile(published[0]) as z:
         z.extractall(tmp_path / "published")
+    # The published modules by their own names, from their folder (PYTHONPATH: ahead of the venv's
+    # site-packages, where ours are jax_rocm7_plugin.<module>).
+    theirs_dir = tmp_path / "published" / "jax_rocm7_plugin"
+    prefix = f"{theirs_dir}/"
     code = f"""
-import glob, importlib, importlib.util, json
+import importlib, json
 out = {{}}
 for module in {sorted(JAX_MODULES)!r}:
-    path = glob.glob({str(tmp_path / "published" / "jax_rocm7_plugin")!r} + "/" + module + ".*so")[0]
-    spec = importlib.util.spec_from_file_location(module, path)
-    theirs = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(theirs)
+    theirs = importlib.import_module(module)
+    assert theirs.__file__.startswith({prefix!r}), theirs.__file__
     ours = importlib.import_module("jax_rocm7_plugin." + module)
     out[module] = [sorted(theirs.registrations()), sorted(ours.registrations())]
 print(json.dumps(out))
 """
-    result = run_python(jax_venv, code)
+    result = run_python(jax_venv, code, PYTHONPATH=str(theirs_dir))
     assert result.returncode == 0, result.stderr[-3000:]
     for module, (theirs, ours) in json.loads(result.stdout).items():
         if jax_kind == "examples":
@@ -383,7 +385,7 @@ def test_two_builds_from_different_checkouts_are_byte_identical(wheels, jax_kind
         pytest.skip("examples: cross-checkout reproducibility is test_host_mode's cold build; "
                     "this test proves it for JAX's own kernels (JAX_ROCM_TEST_JAX_TREE)")
     # From the copy, JAX's modules come from the same real tree.
-    # Real execution: hits in the shared action cache (tools/sandbox.py's) would hand the copy the
+    # Real execution: hits in the shared action cache (tools/sandbox's) would hand the copy the
     # first build's outputs and make this comparison vacuous.
     no_cache = dict(os.environ, JAX_ROCM_ACTION_CACHE="off")
     again, _ = dist_wheels(scratch_checkout, tmp_path / "dist", real_tree(jax_kind), env=no_cache)

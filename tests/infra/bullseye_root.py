@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """A Debian bullseye root (glibc 2.31, Python 3.9) to load our libraries where old glibcs are.
 
-    python3 tests/infra/bullseye_root.py ensure           build it once (debootstrap, about 1 minute)
-    python3 tests/infra/bullseye_root.py run FILE... -- CMD...
-                                                    copy FILEs into the root's /work, run CMD there
-                                                    (chroot, as root; exit status is CMD's)
-    python3 tests/infra/bullseye_root.py info             glibc and Python of the root
+    python3 -m tests.infra.bullseye_root ensure     build it once (debootstrap, about 1 minute)
+    python3 -m tests.infra.bullseye_root run FILE... -- CMD...
+                                                copy FILEs into the root's /work, run CMD there
+                                                (chroot, as root; exit status is CMD's)
+    python3 -m tests.infra.bullseye_root info       glibc and Python of the root
+
+(from the checkout, the package root of its Python).
 
 Buster (glibc 2.28) is gone from Debian's mirror; bullseye is the oldest release it still
 serves, older than every glibc the sandbox (Debian sid) or this host (Debian 12, 2.36) has,
@@ -76,7 +78,7 @@ def ensure() -> int:
 def run(files: list[str], command: list[str]) -> int:
     root = root_dir()
     if not (root / "usr/bin/python3").exists():
-        return fail(f"no {SUITE} root at {root}: run `python3 tests/infra/bullseye_root.py ensure` first")
+        return fail(f"no {SUITE} root at {root}: run `python3 -m tests.infra.bullseye_root ensure` (from the checkout) first")
     work = root / "work"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()

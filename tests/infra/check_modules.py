@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Imports //jaxlib/rocm's extension modules and prints what they expose, as JSON.
 
-    python3 tests/infra/check_modules.py bazel-bin/jaxlib/rocm
+    PYTHONPATH=bazel-bin/jaxlib/rocm python3 -m tests.infra.check_modules
+
+Run from the checkout (a module of it); the modules are imported by name, from the folder
+PYTHONPATH gives.
 
 For each module: the file it was loaded from, the examples/jax stand-in marker
 (`_jax_rocm_example`, None for JAX's own modules), and each FFI target of
@@ -50,7 +53,9 @@ def describe_module(name: str) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    sys.path.insert(0, argv[1] if len(argv) > 1 else "bazel-bin/jaxlib/rocm")
+    if argv[1:]:
+        print("check_modules: no arguments; give the modules' folder on PYTHONPATH", file=sys.stderr)
+        return 2
     print(json.dumps({name: describe_module(name) for name in MODULES}, indent=2))
     return 0
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Replays Bazel's spawns the way an isolating remote worker runs them; run inside the sandbox, as root.
 
-    python3 tests/infra/isolated_replay.py --execroot DIR --log exec.json --mnemonic HipCompile ... \
+    python3 -m tests.infra.isolated_replay --execroot DIR --log exec.json --mnemonic HipCompile ... \
         [--forbid PATH ...] [--replace-input EXEC_PATH=FILE ...]
+
+(from the checkout, or a copy of it: a module of the checkout.)
 
 Reads an execution log (bazel build --execution_log_json_file=exec.json, with
 --materialize_param_files) and, for each spawn of the named mnemonics:
@@ -138,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="spawns replayed at once (default: the cores)")
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
-        parser.error("needs root (mount namespaces): run it inside tools/sandbox.py run")
+        parser.error("needs root (mount namespaces): run it inside python3 -m tools.sandbox run")
     replacements = {}
     for item in args.replace_input:
         path, _, file = item.partition("=")

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """A throwaway remote-execution (REAPI) cluster on loopback, for --config=rocm_rbe.
 
-    tools/sandbox.py run -- python3 tests/infra/rbe_cluster.py run -- sh -c \\
+    python3 -m tools.sandbox run -- python3 -m tests.infra.rbe_cluster run -- sh -c \\
         'bazel build --config=rocm_rbe --remote_executor=$JAX_ROCM_RBE_EXECUTOR \\
                      --remote_instance_name=$JAX_ROCM_RBE_INSTANCE //tests/rocm/hip:libhip_kernels.so'
-    tools/sandbox.py run -- python3 tests/infra/rbe_cluster.py up     # until Ctrl-C; prints the flags
+    python3 -m tools.sandbox run -- python3 -m tests.infra.rbe_cluster up     # until Ctrl-C; prints the flags
 
 Runs inside the sandbox root (it needs the root's `postgresql` and `buildbox`
-packages). Started in this order, each waited for with a time limit:
+packages), from the checkout, as a module of it. Started in this order, each waited
+for with a time limit:
 
     PostgreSQL        BuildGrid's scheduler database (BuildGrid refuses SQLite)
     BuildGrid         REAPI server: Execution, ActionCache, CAS, ByteStream, Bots; instance "main"
@@ -424,8 +425,8 @@ def find_tools(cache: Path, runner: str) -> Tools:
     missing = [p for p in needed if not Path(p).exists()]
     if pg_bin is None or missing:
         what = ", ".join([str(p) for p in missing] + (["/usr/lib/postgresql/*/bin/postgres"] if pg_bin is None else []))
-        raise ClusterError(f"missing {what}: run this inside the sandbox root (tools/sandbox.py run -- python3 "
-                           "tests/infra/rbe_cluster.py ...), whose packages `postgresql`, `buildbox` and "
+        raise ClusterError(f"missing {what}: run this inside the sandbox root, from the checkout (python3 -m tools.sandbox "
+                           "run -- python3 -m tests.infra.rbe_cluster ...), whose packages `postgresql`, `buildbox` and "
                            "`bubblewrap` provide them")
     return Tools(venv=venv_dir(cache, BUILDGRID_REQUIREMENTS, sys.version), pg_bin=pg_bin, runner=RUNNERS[runner])
 
@@ -622,7 +623,7 @@ def cmd_up(cluster: Cluster, ready_file: Path | None = None) -> int:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="tests/infra/rbe_cluster.py", description=__doc__.split("\n\n")[0],
+        prog="python3 -m tests.infra.rbe_cluster", description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__.split("\n", 1)[1],
     )
@@ -648,7 +649,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cmd = getattr(args, "cmd", [])
     cmd = cmd[1:] if cmd[:1] == ["--"] else cmd
     if args.command == "run" and not cmd:
-        parser().error("run: no command given; usage: tests/infra/rbe_cluster.py run -- CMD [ARGS...]")
+        parser().error("run: no command given; usage: python3 -m tests.infra.rbe_cluster run -- CMD [ARGS...]")
     # SIGTERM (from `timeout`, a CI runner ...) unwinds like Ctrl-C, so the cluster is stopped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     try:

@@ -1,18 +1,15 @@
-"""Every FFI extension module of the plugin wheel imports in this Python and offers FFI handlers."""
+"""Every FFI extension module of the plugin wheel imports in this Python and offers FFI handlers.
+
+The modules are imported by name from //jaxlib/rocm's folder in the runfiles, which the BUILD
+file puts on the test's import path (its `imports`).
+"""
 
 import importlib
-import importlib.machinery
 import sys
-from pathlib import Path
-
-from python.runfiles import runfiles
 
 MODULES = sys.argv[1:]  # jaxlib/rocm/modules.bzl's PLUGIN_MODULES, from the BUILD file
 if not MODULES:
     sys.exit("extensions_test: no module names given (the BUILD file passes PLUGIN_MODULES as args)")
-suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-directory = Path(runfiles.Create().Rlocation(f"_main/jaxlib/rocm/_prng{suffix}")).parent
-sys.path.insert(0, str(directory))
 failures = []
 for name in MODULES:
     try:

@@ -1,4 +1,4 @@
-"""Unit tests of tools/sandbox_root/action_cache.py: which root a cache belongs to, its bound,
+"""Unit tests of tools/sandbox/action_cache.py: which root a cache belongs to, its bound,
 least-recently-used trimming, and Bazel's garbage-collection lock."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, SANDBOX_PY, load_module, sandbox
-
-sys.path.insert(0, str(SANDBOX_PY.parent))
-from sandbox_root import action_cache, cache, environment  # noqa: E402
+from bench import action_counts
+from tests.conftest import sandbox
+from tools import run_tests
+from tools.sandbox import action_cache, cache, environment
 
 pytestmark = pytest.mark.unit
 
@@ -176,9 +176,6 @@ def test_the_launcher_writes_build_events_only_when_asked_and_only_for_build_lik
     assert test[0] == "test" and test[1].startswith("--build_event_json_file=") and test[2] == "//x:y"
 
 
-action_counts = load_module("action_counts", CHECKOUT / "bench" / "action_counts.py")
-
-
 def test_action_counts_sums_the_runners_of_each_commands_build_metrics(tmp_path, capsys):
     def command(name: str, runners: dict[str, int] | None) -> None:
         lines = [json.dumps({"id": {"started": {}}, "started": {"command": "build"}})]
@@ -194,9 +191,6 @@ def test_action_counts_sums_the_runners_of_each_commands_build_metrics(tmp_path,
     summary = json.loads(capsys.readouterr().out)
     assert (summary["commands"], summary["unfinished"]) == (2, 1)
     assert (summary["executed"], summary["cached"], summary["internal"]) == (5, 305, 40)
-
-
-run_tests = load_module("run_tests", CHECKOUT / "tools" / "run_tests.py")
 
 
 @pytest.mark.parametrize("argv, unit_only", [

@@ -6,11 +6,9 @@ import argparse
 
 import pytest
 
-from tests.conftest import CHECKOUT, load_module
+from bench import bench_wheel as bench
 
 pytestmark = pytest.mark.unit
-
-bench = load_module("bench_wheel", CHECKOUT / "bench" / "bench_wheel.py")
 
 
 @pytest.mark.parametrize(("text", "expected"), [("1,2,16", [1, 2, 16]), ("8", [8]), ("16, 1", [16, 1])])

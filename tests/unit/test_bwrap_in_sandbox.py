@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import CHECKOUT, load_module
+from tests.infra import bwrap_in_sandbox
 
 pytestmark = pytest.mark.unit
 
@@ -25,7 +25,7 @@ RECORDED = [
 
 @pytest.fixture(scope="module")
 def shim():
-    return load_module("bwrap_in_sandbox", CHECKOUT / "tests" / "infra" / "bwrap_in_sandbox.py")
+    return bwrap_in_sandbox
 
 
 def test_the_user_namespace_options_are_dropped_and_the_input_root_moved_off_slash(shim):

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from ci_build_cli import cli, dist_wheels, full, inputs, options, pythons, sandbox, sources, toolkit, wheels
-from ci_build_cli.paths import CHECKOUT  # the checkout of the ci_build imported here (pytest.ini's pythonpath)
-from ci_build_cli.request import Request
-from tests.conftest import DRY_RUN, bazel_build, require_jax_tree
+from build.ci_build_cli import cli, dist_wheels, full, inputs, options, pythons, sandbox, sources, toolkit, wheels
+from build.ci_build_cli.paths import CHECKOUT  # the checkout of the ci_build imported here (pytest.ini's pythonpath)
+from build.ci_build_cli.request import Request
+from tests.conftest import DRY_RUN, SANDBOX, bazel_build, require_jax_tree, sandbox_environment
 
 pytestmark = pytest.mark.unit
 
@@ -938,7 +938,7 @@ def test_host_mode_runs_the_users_bazel_with_the_same_flags_and_no_sandbox(recor
         monkeypatch.setenv(*how.split("="))
         how = []
     assert cli.main(DRY_RUN + ["--python-versions=3.12", *how]) == 0
-    assert not [cmd for cmd, _ in recorded if str(sandbox.SANDBOX[1]) in cmd]  # no tools/sandbox.py at all
+    assert not [cmd for cmd, _ in recorded if "tools.sandbox" in cmd]  # no tools/sandbox at all (-m tools.sandbox)
     assert recorded[0][0] == sandbox.PREFETCH + ["--pypi-only", f"--distdir={sandbox.HOST_DISTDIR}"]
     cmd = bazel_build(recorded)
     launcher = ["env", f"BAZEL_REAL={bazelisk}", sys.executable, str(CHECKOUT / "tools" / "bazel")]
@@ -1219,7 +1219,7 @@ def test_source_trees_outside_the_checkout_are_mounted_into_the_sandbox(tmp_path
     finally:
         shutil.rmtree(outside)
     binds = [command[i + 1] for i, a in enumerate(command) if a == "--bind"]
-    # Every tree outside the checkout, /tmp's too: sandbox.py leaves out what it mounts anyway.
+    # Every tree outside the checkout, /tmp's too: tools.sandbox leaves out what it mounts anyway.
     assert binds == [str(outside / "xla"), str(tmp_path), "/opt/python"]
     assert command[-1] == "--"
     assert sandbox.sandbox_run(args("--sources=examples")) == sandbox.SANDBOX + ["run", "--"]
@@ -1533,8 +1533,8 @@ def test_a_dry_run_before_the_sandbox_exists_names_the_pythons_it_assumes(record
 
 
 def test_the_sandbox_run_no_ensure_fails_where_there_is_none_and_writes_nothing(tmp_path):
-    result = subprocess.run([sys.executable, str(CHECKOUT / "tools" / "sandbox.py"), "run", "--no-ensure", "--", "true"],
-                            env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)}, capture_output=True, text=True)
+    result = subprocess.run([*SANDBOX, "run", "--no-ensure", "--", "true"], cwd=CHECKOUT,
+                            env=sandbox_environment({**os.environ, "XDG_CACHE_HOME": str(tmp_path)}), capture_output=True, text=True)
     assert result.returncode == 125 and "run --no-ensure: no sandbox under" in result.stderr
     assert not list(tmp_path.iterdir())
 
@@ -1554,8 +1554,9 @@ def test_a_cache_folder_that_cannot_be_written_is_one_line(tmp_path, monkeypatch
 
 def test_the_sandbox_says_in_one_line_that_it_cannot_write_its_cache(tmp_path):
     (tmp_path / "file").write_text("")
-    result = subprocess.run([sys.executable, str(CHECKOUT / "tools" / "sandbox.py"), "run", "--", "true"],
-                            env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "file")}, capture_output=True, text=True)
+    result = subprocess.run([*SANDBOX, "run", "--", "true"], cwd=CHECKOUT,
+                            env=sandbox_environment({**os.environ, "XDG_CACHE_HOME": str(tmp_path / "file")}), capture_output=True,
+                            text=True)
     assert result.returncode == 125, result.stderr
     assert result.stderr.count("\n") == 1 and "sandbox: error: cannot write" in result.stderr, result.stderr
     assert "point XDG_CACHE_HOME at a writable folder" in result.stderr

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_build_cli import cli, full, pythons, sandbox, sources, toolkit
-from ci_build_cli.paths import CHECKOUT
+from build.ci_build_cli import cli, full, pythons, sandbox, sources, toolkit
+from build.ci_build_cli.paths import CHECKOUT
 from tests.conftest import unreachable_by_nobody
 from tests.infra.archives import entries_of, tar_of
 
@@ -406,7 +406,7 @@ def test_a_newcomers_typo_is_answered_in_one_line_before_anything_is_made(typo, 
 def test_a_machine_that_cannot_build_the_sandbox_is_named_before_any_download():
     """The README's command as an ordinary user the sandbox cannot be built for (nobody has no
     subordinate ids; without mmdebstrap the same path says so): exit 2 at once, the one line of
-    `tools/sandbox.py ensure --check`, nothing downloaded or built (only ci_build's lock)."""
+    `python3 -m tools.sandbox ensure --check`, nothing downloaded or built (only ci_build's lock)."""
     import shutil
     import tempfile
 
@@ -423,7 +423,7 @@ def test_a_machine_that_cannot_build_the_sandbox_is_named_before_any_download():
         shutil.rmtree(home, ignore_errors=True)
     assert result.returncode == 2, result.stderr
     errors = [line for line in result.stderr.splitlines() if "subordinate ids" in line]
-    assert len(errors) == 1 and errors[0].startswith("ci_build: tools/sandbox.py without root ") and \
+    assert len(errors) == 1 and errors[0].startswith("ci_build: tools/sandbox without root ") and \
         "usermod --add-subuids" in errors[0], result.stderr
     assert "+ " not in result.stderr and "prefetch" not in result.stderr
     assert elapsed < 10, elapsed

@@ -17,21 +17,19 @@ import argparse
 import ast
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from ci_build_cli import cli, options
-from tests.conftest import CHECKOUT, load_module
+from build.ci_build_cli import cli, options
+from tests.conftest import CHECKOUT
 from third_party.gpus import find_rocm_config as finder  # as ci_build imports it
+from wheel.private import wheel_builder
 
 pytestmark = pytest.mark.unit
 
 FINDER_PATH = Path(finder.__file__)
-# test_wheel_builder.py's copy when it was loaded first (one module object per session).
-wheel_builder = sys.modules.get("wheel_builder") or load_module("wheel_builder", CHECKOUT / "wheel/private/wheel_builder.py")
 
 PLUGIN_LOADER = CHECKOUT / "jax_plugins/rocm/__init__.py"
 WHEEL_BZL = CHECKOUT / "wheel/private/wheel.bzl"

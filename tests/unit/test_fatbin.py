@@ -10,11 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, load_module
+from tools import fatbin as fb
 
 pytestmark = pytest.mark.unit
-
-fb = load_module("fatbin", CHECKOUT / "tools" / "fatbin.py")
 
 
 def bundle(*triples: str) -> bytes:

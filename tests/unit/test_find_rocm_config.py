@@ -19,13 +19,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tests.conftest import CHECKOUT, load_module
+from tests.conftest import CHECKOUT
 from tests.infra.archives import tar_of
+from third_party.gpus import extract_archive as extractor, find_rocm_config as finder
 
 pytestmark = pytest.mark.unit
-
-finder = load_module("find_rocm_config", CHECKOUT / "third_party/gpus/find_rocm_config.py")
-extractor = load_module("extract_archive", CHECKOUT / "third_party/gpus/extract_archive.py")
 
 FAKE_CLANG = """#!/bin/sh
 case "$*" in

@@ -67,7 +67,7 @@ def write_jax_tree(root):
 
 
 def test_jax_patches_are_taken_in_jaxs_order_for_the_modules_full_mode_overrides(tmp_path):
-    from ci_build_cli import full
+    from build.ci_build_cli import full
 
     plan = full.jax_patch_plan(JAX_MODULE)
     assert plan == {"abseil-cpp": [], "grpc": ["third_party/grpc/grpc.patch"], "rules_python": [],
@@ -89,7 +89,7 @@ def test_jax_patches_are_taken_in_jaxs_order_for_the_modules_full_mode_overrides
 
 
 def test_jax_patches_that_full_mode_cannot_apply_as_jax_does_are_refused(tmp_path):
-    from ci_build_cli import full
+    from build.ci_build_cli import full
 
     with pytest.raises(full.JaxPatchError, match="patch_strip = 0"):
         full.jax_patch_plan('single_version_override(module_name = "grpc", patches = ["//p:g.patch"])')
@@ -104,7 +104,7 @@ def test_jax_patches_that_full_mode_cannot_apply_as_jax_does_are_refused(tmp_pat
 def test_full_module_takes_the_patched_modules_versions_and_patches_from_jax():
     """full/MODULE.bazel includes what write_jax_patches writes, and overrides none of them itself:
     their versions move with JAX (abseil 20260107.1 in 0.10.2, 20260526.0 in 0.11.0)."""
-    from ci_build_cli import full
+    from build.ci_build_cli import full
 
     text = (CHECKOUT / "full" / "MODULE.bazel").read_text()
     assert f'include("//jax_patches:{full.JAX_OVERRIDES}")' in text
@@ -116,7 +116,7 @@ def test_full_module_takes_the_patched_modules_versions_and_patches_from_jax():
 def test_jaxs_module_file_hunks_are_re_anchored_on_the_registrys_file():
     """JAX's grpc patch edits MODULE.bazel 4 lines off the registry's file: GNU patch applies it
     there, Bazel's patcher (no offset) refuses it, so full mode writes the same change re-anchored."""
-    from ci_build_cli import full
+    from build.ci_build_cli import full
 
     registry = "".join(f"line {n}\n" for n in range(1, 21))
     jax = ("diff --git a/x.bzl b/x.bzl\n--- a/x.bzl\n+++ b/x.bzl\n@@ -1 +1 @@\n-a\n+b\n"
@@ -134,8 +134,8 @@ def test_full_modes_bazel_keeps_its_jni_folder_in_the_runs_tmpfs(tmp_path):
     """--nosystem_rc drops the sandbox's rc; full mode's Bazel reads its shared part instead,
     which sets the server's tmpdir to the tmpfs the sandbox mounts for each run (and the action
     cache every workspace shares), but not the kernels-mode stand-in modules."""
-    from ci_build_cli import full
-    from tools.sandbox_root import cache, environment
+    from build.ci_build_cli import full
+    from tools.sandbox import cache, environment
 
     assert environment.BAZEL_JVM_TMPFS in environment.RUN_TMPFS
     assert full.SHARED_BAZELRC == environment.SHARED_BAZELRC
@@ -182,7 +182,7 @@ def xla_tree(root):
 
 
 def test_what_bazel_could_not_fetch_is_named_once_each_in_its_order():
-    from ci_build_cli import full
+    from build.ci_build_cli import full
 
     repos, targets = full.unfetched(OFFLINE)
     assert repos == {"llvm-raw": "https://storage.googleapis.com/mirror.tensorflow.org/github.com/llvm/llvm-project/"
@@ -194,7 +194,7 @@ def test_what_bazel_could_not_fetch_is_named_once_each_in_its_order():
 
 
 def test_the_stop_line_names_llvms_archive_by_the_xla_trees_url_and_sha256(tmp_path):
-    from ci_build_cli import full
+    from build.ci_build_cli import full
 
     xla = xla_tree(tmp_path / "xla")
     line = full.stop_line(OFFLINE, xla)
@@ -212,7 +212,7 @@ def test_the_stop_line_names_llvms_archive_by_the_xla_trees_url_and_sha256(tmp_p
 
 
 def test_a_failed_full_mode_build_closes_with_the_stop_line_and_no_clean_hint(monkeypatch, tmp_path, capsys):
-    from ci_build_cli import cli, dist_wheels, full, pythons, sandbox, wheels
+    from build.ci_build_cli import cli, dist_wheels, full, pythons, sandbox, wheels
 
     xla = xla_tree(tmp_path / "xla")
     builds, queries = [], []
@@ -242,7 +242,7 @@ def test_a_failed_full_mode_build_closes_with_the_stop_line_and_no_clean_hint(mo
 
 
 def test_full_modes_inputs_are_checked_before_anything_runs(monkeypatch, tmp_path):
-    from ci_build_cli import cli, full, inputs
+    from build.ci_build_cli import cli, full, inputs
 
     xla = xla_tree(tmp_path / "xla")
 

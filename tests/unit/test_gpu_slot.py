@@ -3,7 +3,6 @@ GPU discovery, slot planning, and real processes contending for slots."""
 
 from __future__ import annotations
 
-import importlib
 import os
 import signal
 import subprocess
@@ -13,14 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, CPU_NODE as CPU, gpu_node as gpu, kfd_tree, load_module
+from pytest_rocm import slots
+from tests.conftest import CHECKOUT, CPU_NODE as CPU, gpu_node as gpu, kfd_tree, sandbox_environment
 
 pytestmark = pytest.mark.unit
 
-GPU_SLOT = CHECKOUT / "tools" / "gpu_slot.py"
-gs = load_module("gpu_slot", GPU_SLOT)
-# The package gpu_slot.py imported: slots.py imports gpus.py beside it relatively.
-slots = importlib.import_module("pytest_rocm.slots")
+GPU_SLOT = [sys.executable, "-m", "tools.gpu_slot"]
+
+
+def slot_environment(env: dict[str, str]) -> dict[str, str]:
+    """`env` for the wrapper run as a module from any folder: the checkout, then pytest_rocm/ (the
+    root of the pytest-rocm distribution, whose slots it takes) on PYTHONPATH."""
+    search = os.pathsep.join(filter(None, [str(CHECKOUT / "pytest_rocm"), env.get("PYTHONPATH")]))
+    return sandbox_environment(env | {"PYTHONPATH": search})
 
 
 def no_rocminfo() -> None:
@@ -91,7 +95,7 @@ def wrapper(tmp_path: Path, *command: str, count: int = 1, extra: tuple[str, ...
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_ROCM_", "ROCR_", "HIP_", "TF_GPU_"))}
     env |= {"JAX_ROCM_GPU_COUNT": str(count), "JAX_ROCM_GPU_LOCK_DIR": str(tmp_path / "locks")}
     # A new session, like a Bazel test: killing the test kills its whole process group.
-    return subprocess.Popen([sys.executable, str(GPU_SLOT), *extra, *command], env=env, stdout=subprocess.PIPE,
+    return subprocess.Popen([*GPU_SLOT, *extra, *command], env=slot_environment(env), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
@@ -136,7 +140,7 @@ def test_exit_status_passes_through_and_errors_are_one_line(tmp_path):
     assert wrapper(tmp_path, "sh", "-c", "exit 7").wait(10) == 7
     env = dict(os.environ, JAX_ROCM_GPU_COUNT="0", JAX_ROCM_GPU_LOCK_DIR=str(tmp_path))
     env.pop("TF_GPU_COUNT", None)
-    bad = subprocess.run([sys.executable, str(GPU_SLOT), "true"], env=env, capture_output=True, text=True)
+    bad = subprocess.run([*GPU_SLOT, "true"], env=slot_environment(env), capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.startswith("gpu_slot: JAX_ROCM_GPU_COUNT='0'") and bad.stderr.count("\n") == 1
     missing = wrapper(tmp_path, "/nonexistent/test-binary")
     assert missing.wait(10) == 127 and "cannot run /nonexistent/test-binary" in missing.stderr.read()

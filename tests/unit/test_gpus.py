@@ -1,18 +1,18 @@
-"""jax_plugins/rocm/gpus.py: the KFD topology and ROCR_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES as
-the ROCm runtime applies them, shared by the pjrt wheel's loader and pytest-rocm."""
+"""pytest_rocm/pytest_rocm/gpus.py: the KFD topology and ROCR_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES
+as the ROCm runtime applies them, pytest-rocm's and the pjrt wheel loader's (packed beside it)."""
 
 from __future__ import annotations
 
-import os
+import re
+import subprocess
 
 import pytest
 
-from tests.conftest import CHECKOUT, CPU_NODE as CPU, gpu_node as gpu, kfd_tree, load_module
+from pytest_rocm import gpus
+from tests.conftest import CHECKOUT, CPU_NODE as CPU, gpu_node as gpu, kfd_tree
 
 pytestmark = pytest.mark.unit
 
-SOURCE = CHECKOUT / "jax_plugins" / "rocm" / "gpus.py"
-gpus = load_module("jax_rocm_gpus", SOURCE)
 
 
 def topology(tmp_path, nodes):
@@ -59,8 +59,10 @@ def test_hip_visible_devices_keeps_the_leading_valid_indices(value, count):
     assert gpus.hip_visible_count(value, 3) == count
 
 
-def test_pytest_rocm_uses_this_very_file():
-    # One implementation: pytest-rocm's gpus.py is a relative symlink (setuptools packs its content).
-    link = CHECKOUT / "pytest_rocm" / "pytest_rocm" / "gpus.py"
-    assert link.is_symlink() and os.readlink(link) == "../../jax_plugins/rocm/gpus.py"
-    assert link.resolve() == SOURCE.resolve()
+def test_one_implementation_packed_beside_the_loader():
+    """The checkout holds one gpus.py, pytest-rocm's, and the pjrt wheel's loader files include it
+    (tests/e2e/test_wheels.py imports the installed loader, which imports it)."""
+    tracked = subprocess.run(["git", "ls-files", "*/gpus.py", "gpus.py"], cwd=CHECKOUT, capture_output=True, text=True, check=True)
+    assert tracked.stdout.split() == ["pytest_rocm/pytest_rocm/gpus.py"]
+    loader = re.search(r'name = "plugin_loader",\n    (?:#[^\n]*\n    )*srcs = ([^\n]+),', (CHECKOUT / "BUILD.bazel").read_text())
+    assert loader and '"//pytest_rocm:pytest_rocm/gpus.py"' in loader.group(1), loader

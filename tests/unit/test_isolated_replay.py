@@ -7,11 +7,9 @@ import json
 
 import pytest
 
-from tests.conftest import CHECKOUT, load_module
+from tests.infra import isolated_replay as replay
 
 pytestmark = pytest.mark.unit
-
-replay = load_module("isolated_replay", CHECKOUT / "tests" / "infra" / "isolated_replay.py")
 
 OUTPUT_BASE = "/root/.cache/jax-rocm-build/bazel/0123abcd"
 

@@ -1,4 +1,4 @@
-"""The linters of the unit tier: ruff (Python, ruff.toml) and buildifier (Starlark, tools/buildifier.py).
+"""The linters of the unit tier: ruff (Python, ruff.toml) and buildifier (Starlark, tools/lint/buildifier.py).
 
 Each is clean on the whole tree, and each does fail on a file with an obvious fault,
 saying how to fix it. ruff is pinned in requirements-test.txt (this venv's); buildifier
@@ -16,13 +16,12 @@ import sys
 
 import pytest
 
-from tests.conftest import CHECKOUT, load_module
+from tests.conftest import CHECKOUT
+from tools.lint import buildifier as buildifier_py, npm_packages
 
 pytestmark = pytest.mark.unit
 
-BUILDIFIER_PY = CHECKOUT / "tools" / "buildifier.py"
-buildifier_py = load_module("buildifier_for_tests", BUILDIFIER_PY)
-npm_packages = sys.modules["npm_packages"]  # imported by buildifier.py
+BUILDIFIER = [sys.executable, "-m", "tools.lint.buildifier"]
 
 
 def pinned(requirement: str) -> str:
@@ -39,7 +38,7 @@ def ruff(*args: str) -> subprocess.CompletedProcess:
 
 
 def buildifier(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(BUILDIFIER_PY), *args], cwd=CHECKOUT, capture_output=True, text=True,
+    return subprocess.run([*BUILDIFIER, *args], cwd=CHECKOUT, capture_output=True, text=True,
                           env=env, timeout=600)
 
 
@@ -72,7 +71,7 @@ def test_ruff_finds_nothing_in_the_tree():
 def test_ruff_checks_the_scripts_without_a_suffix_and_not_bazels_links():
     listed = set(ruff("--show-files", ".").stdout.splitlines())
     assert {str(CHECKOUT / "build" / "ci_build"), str(CHECKOUT / "tools" / "bazel")} <= listed
-    assert str(CHECKOUT / "tools" / "buildifier.py") in listed
+    assert str(CHECKOUT / "tools" / "lint" / "buildifier.py") in listed
     assert not [f for f in listed if "/bazel-" in f]
 
 
@@ -112,7 +111,7 @@ def test_buildifier_fails_on_an_unformatted_build_file_and_fix_formats_it(buildi
     result = buildifier(str(build))
     assert result.returncode == 1, result.stdout + result.stderr
     assert f"{build}: not formatted as buildifier formats it [format]" in result.stdout
-    assert "run `python3 tools/buildifier.py --fix`" in result.stderr
+    assert "run `python3 -m tools.lint.buildifier --fix`" in result.stderr
     fixed = buildifier("--fix", str(build))
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert build.read_text() == 'filegroup(\n    name = "files",\n    srcs = [\n        "a",\n        "b",\n    ],\n)\n'
@@ -130,7 +129,7 @@ def test_buildifier_reports_lint_warnings_that_fix_cannot_fix(buildifier_install
 
 
 def test_the_projects_prose_docstrings_pass(buildifier_installed, tmp_path):
-    """function-docstring-header/-args/-return are off (tools/buildifier.py says why)."""
+    """function-docstring-header/-args/-return are off (tools/lint/buildifier.py says why)."""
     bzl = tmp_path / "defs.bzl"
     bzl.write_text('"""Defs."""\n\ndef double(x, y):\n    """Twice x, or y when x is None: the rule\'s\n'
                    '    default, as its callers pass it."""\n    if x == None:\n        return y\n    return 2 * x\n')

@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from ci_build_cli import cli, dist_wheels, wheels
-from tests.conftest import CHECKOUT, DRY_RUN, bazel_build, load_module
+from bench import bench_manylinux as bench
+from build.ci_build_cli import cli, dist_wheels, wheels
+from tests.conftest import CHECKOUT, DRY_RUN, bazel_build
+from tests.infra import bullseye_root as bullseye
+from toolchains.manylinux import extract_zig
+from tools import prefetch
 
 pytestmark = pytest.mark.unit
-
-prefetch = load_module("prefetch", CHECKOUT / "tools" / "prefetch.py")
 
 
 def test_dist_wheels_builds_with_the_manylinux_2_28_toolchain_by_default(recorded, capsys):
@@ -108,15 +110,12 @@ def test_the_toolchain_config_is_imported_and_only_names_zig_sdk():
     assert 'register_toolchains("//toolchains/manylinux:cc_toolchain_x86_64_glibc_2_28")' in module
 
 
-bullseye = load_module("bullseye_root", CHECKOUT / "tests" / "infra" / "bullseye_root.py")
-
-
 def test_bullseye_run_without_a_root_names_the_command_that_builds_it(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert bullseye.main(["run", "--", "true"]) == 1
     err = capsys.readouterr().err
     assert f"no bullseye root at {tmp_path}/jax-rocm-build/bullseye/root" in err
-    assert "python3 tests/infra/bullseye_root.py ensure" in err
+    assert "python3 -m tests.infra.bullseye_root ensure" in err
 
 
 def test_bullseye_run_refuses_a_missing_file_and_a_missing_command(tmp_path, monkeypatch, capsys):
@@ -137,9 +136,6 @@ def test_bullseye_ensure_does_nothing_when_the_root_is_there(tmp_path, monkeypat
     assert "is ready (nothing to do)" in capsys.readouterr().out
 
 
-bench = load_module("bench_manylinux", CHECKOUT / "bench" / "bench_manylinux.py")
-
-
 def test_bench_reads_every_native_library_of_the_wheels_and_prints_ratios(tmp_path):
     wheel = tmp_path / "jax_rocm7_plugin-0.10.2-cp311-cp311-manylinux_2_28_x86_64.whl"
     with zipfile.ZipFile(wheel, "w") as z:
@@ -150,7 +146,6 @@ def test_bench_reads_every_native_library_of_the_wheels_and_prints_ratios(tmp_pa
     assert bench.TOOLCHAINS[0] == "sandbox"  # the baseline is the sandbox's own compiler
 
 
-extract_zig = load_module("extract_zig", CHECKOUT / "toolchains" / "manylinux" / "extract_zig.py")
 UNUSED = ["lib/libc/musl/*", "lib/libc/include/*musl*/*"]
 
 

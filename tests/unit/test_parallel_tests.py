@@ -8,13 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, load_module
-from tests.infra.copy_workspace import release_clones, remove_stale_clones, worker_checkout
+from tools import run_tests, venvs
+from tools.copy_workspace import release_clones, remove_stale_clones, worker_checkout
 
 pytestmark = pytest.mark.unit
-
-run_tests = load_module("run_tests_for_workers", CHECKOUT / "tools" / "run_tests.py")
-venvs = load_module("venvs_for_workers", CHECKOUT / "tools" / "venvs.py")
 
 
 @pytest.mark.parametrize(("argv", "added"), [
@@ -37,7 +34,7 @@ def own_locks(monkeypatch):
     """Each test's clone locks are its own: releasing the worker's (release_clones) would let
     this run's other worker, or another suite on this machine, delete the clone this worker
     runs in (remove_stale_clones): the second worker's tests then failed with "can't open file"."""
-    monkeypatch.setattr("tests.infra.copy_workspace._held_locks", [])
+    monkeypatch.setattr("tools.copy_workspace._held_locks", [])
 
 
 def git(repo: Path, *args: str) -> str:

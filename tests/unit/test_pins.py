@@ -1,4 +1,5 @@
-"""Source pins: tools/update_pins.py, tools/prefetch.py and the override translation in tools/bazel."""
+"""Source pins: tools/update_pins.py, tools/prefetch.py and the override translation of tools/bazel
+(tools/bazel_overrides.py, the module the launcher hook runs)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, load_module
+from tests.conftest import CHECKOUT
+from tools import bazel_overrides as bazel_hook, prefetch, update_pins
 
 pytestmark = pytest.mark.unit
-
-update_pins = load_module("update_pins", CHECKOUT / "tools" / "update_pins.py")
-prefetch = load_module("prefetch", CHECKOUT / "tools" / "prefetch.py")
-bazel_hook = load_module("bazel_hook", CHECKOUT / "tools" / "bazel")
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 

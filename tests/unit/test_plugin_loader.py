@@ -24,6 +24,8 @@ from tests.infra.plugin_modules import plugin_modules
 pytestmark = pytest.mark.unit
 
 SOURCE = CHECKOUT / "jax_plugins" / "rocm"
+# Packed beside the loader by //:plugin_loader: pytest-rocm's reading of the GPUs a process sees.
+GPUS = CHECKOUT / "pytest_rocm" / "pytest_rocm" / "gpus.py"
 BUILD_INFO = {
     "jax_version": "0.10.2", "plugin_version": "0.10.2+rocm7.2.4", "rocm_version": "7.2.4", "rocm_major": 7,
     "hip_version": "7.2.53211", "amdgpu_targets": ["gfx942", "gfx950"],
@@ -99,6 +101,7 @@ def make_plugin(site):
     def make(name: str = "xla_rocm7", build_info: dict | None = BUILD_INFO, library: bool = True):
         package = site / "jax_plugins" / name
         shutil.copytree(SOURCE, package, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(GPUS, package / "gpus.py")
         if build_info is not None:
             (package / "build_info.json").write_text(json.dumps(build_info))
         if library:

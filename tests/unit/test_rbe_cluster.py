@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, load_module
+from tests.infra import rbe_cluster
 from tests.infra.bazel_processes import process_counts
 
 pytestmark = pytest.mark.unit
@@ -23,7 +23,7 @@ PORTS = (15432, 15051, 15052)
 
 @pytest.fixture(scope="module")
 def rbe():
-    return load_module("rbe_cluster", CHECKOUT / "tests" / "infra" / "rbe_cluster.py")
+    return rbe_cluster
 
 
 @pytest.fixture
@@ -171,7 +171,7 @@ def test_outside_the_sandbox_the_error_says_where_to_run(rbe, monkeypatch, capsy
     monkeypatch.setattr(rbe, "find_pg_bin", lambda: None)
     monkeypatch.setattr(rbe.signal, "signal", lambda *a: None)  # main's SIGTERM handler: not in pytest
     assert rbe.main(["run", "--", "true"]) == 1
-    assert "tools/sandbox.py run -- python3 tests/infra/rbe_cluster.py" in capsys.readouterr().err
+    assert "python3 -m tools.sandbox run -- python3 -m tests.infra.rbe_cluster ..." in capsys.readouterr().err
 
 
 def test_run_without_a_command_is_a_usage_error(rbe, capsys):

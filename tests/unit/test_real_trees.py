@@ -621,7 +621,7 @@ def test_module_trees_rc_and_env_files_go_where_they_are_named(upstream, tmp_pat
 
 # The checked-in manifest, and docs/testing.md's account of it.
 TESTING_MD = real_trees.CHECKOUT / "docs" / "testing.md"
-COMMAND = "python3 tools/real_trees.py --manifest tools/real_trees.toml --mirror /work/.mirror --dest ~/.cache/trees"
+COMMAND = "python3 -m tools.real_trees --manifest tools/real_trees.toml --mirror /work/.mirror --dest ~/.cache/trees"
 
 
 def test_the_checked_in_manifest_reads_and_every_xla_archive_names_its_repository():
@@ -649,4 +649,4 @@ def test_docs_testing_md_gives_the_one_command_and_the_manifests_repositories():
     assert COMMAND in text
     assert documented_repositories() == real_trees.read_manifest(real_trees.MANIFEST).repositories(), (
         "docs/testing.md's list differs from tools/real_trees.toml's: paste the output of "
-        "`python3 tools/real_trees.py --manifest tools/real_trees.toml --repositories` between its markers, each as `owner/name`")
+        "`python3 -m tools.real_trees --manifest tools/real_trees.toml --repositories` between its markers, each as `owner/name`")

@@ -1,4 +1,4 @@
-"""Unit tests of tools/sandbox.py and tools/sandbox_root/: planning, hashing, locks, clean-up and error paths.
+"""Unit tests of tools/sandbox and tools/sandbox/: planning, hashing, locks, clean-up and error paths.
 
 No sandbox root is built here; the few tests that need root privileges or a
 mount namespace use the host's own (this project's machines run as root).
@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PRIVATE_MOUNTS, SANDBOX_PY, sandbox, unreachable_by_nobody
+from tests.conftest import CHECKOUT, PRIVATE_MOUNTS, SANDBOX, sandbox, sandbox_environment, unreachable_by_nobody
+from tools.sandbox import SandboxError, build, cache, environment, layers, namespaces, output_bases
 
-sys.path.insert(0, str(SANDBOX_PY.parent))
-from sandbox_root import SandboxError, build, cache, environment, layers, namespaces, output_bases  # noqa: E402
+# The sandbox's package, which the `nobody` of the tests below must be able to read.
+SANDBOX_PACKAGE = CHECKOUT / "tools" / "sandbox"
 
 pytestmark = pytest.mark.unit
 
@@ -111,10 +112,9 @@ def test_remove_tree_refuses_a_tree_with_a_mount_inside(tmp_path):
     (victim / "proc").mkdir(parents=True)
     (victim / "keep.txt").write_text("data")
     script = textwrap.dedent(f"""
-        import sys; sys.path.insert(0, {str(SANDBOX_PY.parent)!r})
         from pathlib import Path
-        from sandbox_root import SandboxError
-        from sandbox_root.build import remove_tree
+        from tools.sandbox import SandboxError
+        from tools.sandbox.build import remove_tree
         try:
             remove_tree(Path({str(victim)!r}))
         except SandboxError as e:
@@ -123,7 +123,7 @@ def test_remove_tree_refuses_a_tree_with_a_mount_inside(tmp_path):
     out = subprocess.run(
         [*PRIVATE_MOUNTS, "sh", "-c",
          f"mount -t tmpfs none {victim}/proc && {sys.executable} -c \"$0\"", script],
-        capture_output=True, text=True, check=True,
+        capture_output=True, text=True, check=True, env=sandbox_environment(),
     ).stdout
     assert out.startswith("REFUSED:") and f"{victim}/proc is mounted" in out
     assert (victim / "keep.txt").read_text() == "data"
@@ -132,16 +132,16 @@ def test_remove_tree_refuses_a_tree_with_a_mount_inside(tmp_path):
 def test_build_lock_serialises_two_processes(tmp_path):
     lock = tmp_path / "build.lock"
     script = textwrap.dedent(f"""
-        import sys, time; sys.path.insert(0, {str(SANDBOX_PY.parent)!r})
+        import time
         from pathlib import Path
-        from sandbox_root.cache import flock
+        from tools.sandbox.cache import flock
         with flock(Path({str(lock)!r}), True, "WAITING"):
             print("got", time.monotonic(), flush=True)
             time.sleep(1.0)
             print("released", time.monotonic(), flush=True)
     """)
-    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
+    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=sandbox_environment()) for _ in range(2)]
     outs = [p.communicate(timeout=30) for p in procs]
     spans = sorted((float(o.split()[1]), float(o.split()[3])) for o, _ in outs)
     assert spans[0][1] <= spans[1][0], f"critical sections overlap: {spans}"
@@ -196,8 +196,9 @@ def test_generated_bazelrc_resolves_offline_from_this_checkout(tmp_path):
 
 
 def cli(tmp_path, *args, user=None, extra_env=None, prefix=()):
-    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), **(extra_env or {}))
-    cmd = [*prefix, sys.executable, str(SANDBOX_PY), *args]
+    # PYTHONPATH names the checkout: `-m tools.sandbox` finds it from any folder, as any user.
+    env = sandbox_environment(dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), **(extra_env or {})))
+    cmd = [*prefix, *SANDBOX, *args]
     if user:
         cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
@@ -211,7 +212,7 @@ def one_error_line(result) -> str:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="becoming a user without subordinate ids (nobody) needs root")
-@pytest.mark.skipif(bool(unreachable_by_nobody(Path(SANDBOX_PY))), reason=unreachable_by_nobody(Path(SANDBOX_PY)) or "-")
+@pytest.mark.skipif(bool(unreachable_by_nobody(SANDBOX_PACKAGE)), reason=unreachable_by_nobody(SANDBOX_PACKAGE) or "-")
 def test_a_user_without_subordinate_ids_is_told_how_to_get_them(tmp_path):
     tmp_path.chmod(0o777)
     # newuidmap and newgidmap are looked for first: stand-ins on PATH (found, never run), so that
@@ -284,7 +285,7 @@ def test_without_mmdebstrap_the_check_says_so_before_anything_is_made(monkeypatc
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="becoming a user without subordinate ids (nobody) needs root")
-@pytest.mark.skipif(bool(unreachable_by_nobody(Path(SANDBOX_PY))), reason=unreachable_by_nobody(Path(SANDBOX_PY)) or "-")
+@pytest.mark.skipif(bool(unreachable_by_nobody(SANDBOX_PACKAGE)), reason=unreachable_by_nobody(SANDBOX_PACKAGE) or "-")
 def test_the_check_is_exit_2_and_one_line_and_root_passes_it(tmp_path):
     tmp_path.chmod(0o777)
     with tempfile.TemporaryDirectory(dir="/tmp") as tools:
@@ -331,7 +332,7 @@ def test_corrupted_root_is_detected_and_rebuilt(tmp_path):
     paths = cache.Paths(tmp_path / "cache" / "jax-rocm-build")
     fake_root(paths, layers.PROFILES["minimal"], probes=False)
     info = cli(tmp_path, "info")
-    assert info.returncode == 1 and "run `tools/sandbox.py ensure`" in one_error_line(info)
+    assert info.returncode == 1 and "run `python3 -m tools.sandbox ensure`" in one_error_line(info)
     # ensure notices the damage and starts a rebuild (which fails here on the unreachable mirror).
     result = cli(tmp_path, "--mirror=http://127.0.0.1:9/debian", "ensure")
     assert "is corrupted (usr/bin/bazel is missing); rebuilding it" in result.stderr

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, EXAMPLES_JAX, load_module, require_jax_tree
+from tests.conftest import CHECKOUT, EXAMPLES_JAX, require_jax_tree
+from third_party.private import source_tree as st
 
 pytestmark = pytest.mark.unit
-
-st = load_module("source_tree", CHECKOUT / "third_party" / "private" / "source_tree.py")
 
 COMMIT = "990e6a0b84138346e6a38785412f36356e0e5dc3"
 TREE = {

@@ -20,11 +20,10 @@ import pytest
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
-from tests.conftest import CHECKOUT, load_module
+from wheel import wheel_audit as wa
+from wheel.private import runpath as runpath_tool
 
 pytestmark = pytest.mark.unit
-
-wa = load_module("wheel_audit", CHECKOUT / "wheel" / "wheel_audit.py")
 
 WHEEL = "demo-1.0-py3-none-linux_x86_64.whl"
 # Host libraries with versioned imports from libc; the first that has them is used.
@@ -338,8 +337,6 @@ def test_main_bad_policy_is_exit_2(tmp_path, monkeypatch, capsys):
 
 
 # --- RUNPATH entries into Bazel's build tree ---------------------------------------------
-
-runpath_tool = load_module("wheel_runpath_tool", CHECKOUT / "wheel" / "private" / "runpath.py")
 
 # As Bazel links a module: its _solib and runfiles entries first, then rocm_path_type's.
 BAZEL_RUNPATH = ("$ORIGIN/../../_solib_k8/_U_A_A_Umain~rocm~local_Uconfig_Urocm_S_Srocm_Chip___Urocm_Slib:"

@@ -1,9 +1,9 @@
 """wheel/private/wheel_builder.py on small synthetic specs: versions, metadata, archive layout, determinism.
 
 The wheels are read back with the readers pip's world uses (packaging's metadata and
-wheel-name parsers, email.parser, configparser, wheel.wheelfile.WheelFile, which checks
-RECORD's hashes on read); everything is written under tmp_path. The real wheels are
-checked in tests/e2e.
+wheel-name parsers, email.parser, configparser, PyPA's wheel.wheelfile.WheelFile, which checks
+RECORD's hashes on read: in a Python of its own, where `wheel` is not this checkout's package);
+everything is written under tmp_path. The real wheels are checked in tests/e2e.
 """
 
 from __future__ import annotations
@@ -26,13 +26,12 @@ from pathlib import Path
 import pytest
 from packaging import metadata, requirements, utils, version as pkg_version
 
-from ci_build_cli import cli
-from tests.conftest import CHECKOUT, load_module
-from wheel import wheelfile
+from build.ci_build_cli import cli
+from tests.conftest import sandbox_environment
+from wheel.private import wheel_builder as wb
 
 pytestmark = pytest.mark.unit
 
-wb = load_module("wheel_builder", CHECKOUT / "wheel" / "private" / "wheel_builder.py")
 
 def ci_build_flags() -> set[str]:
     """Every option string build/ci_build's parser accepts."""
@@ -51,9 +50,37 @@ def canonical(text: str) -> str:
     return str(pkg_version.Version(text))
 
 
-def read_wheel(path: Path):
-    """The wheel opened with wheel.wheelfile.WheelFile: reading a member checks it against RECORD."""
-    return wheelfile.WheelFile(path)
+# Reads every member of the wheel argv[1] with PyPA's wheel.wheelfile.WheelFile, which checks each
+# against RECORD as it reads it (WheelError on a mismatch, or on a member RECORD does not list).
+# Run isolated (-I): neither the checkout, where `wheel` is this project's package, nor the
+# working folder nor PYTHONPATH is on its sys.path; it makes sure it has PyPA's distribution.
+PYPA_READ_ALL = """
+import sys
+from importlib.metadata import distribution
+from pathlib import Path
+
+import wheel
+from wheel.wheelfile import WheelFile
+
+pypa = Path(distribution("wheel").locate_file("wheel/__init__.py")).resolve()
+assert Path(wheel.__file__).resolve() == pypa, f"imported {wheel.__file__}, not PyPA's wheel ({pypa})"
+with WheelFile(sys.argv[1]) as archive:
+    for name in archive.namelist():
+        archive.read(name)
+print(len(archive.namelist()), "members match RECORD")
+"""
+
+
+def pypa_read_all(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-I", "-c", PYPA_READ_ALL, str(path)], cwd=path.parent, capture_output=True,
+                          text=True, timeout=300)
+
+
+def read_wheel(path: Path) -> zipfile.ZipFile:
+    """The wheel, once PyPA's wheel.wheelfile.WheelFile has read every member of it against RECORD."""
+    result = pypa_read_all(path)
+    assert result.returncode == 0 and "members match RECORD" in result.stdout, result.stdout + result.stderr
+    return zipfile.ZipFile(path)
 
 
 def spec_data(tmp_path: Path, **overrides) -> dict:
@@ -467,7 +494,7 @@ def test_build_info_gets_plugin_version(built):
 
 def test_record_matches_every_entry(built):
     spec, path = built
-    with read_wheel(path) as wheel:  # WheelFile raises WheelError on a hash mismatch
+    with read_wheel(path) as wheel:  # WheelFile has raised WheelError on a hash mismatch
         contents = {name: wheel.read(name) for name in wheel.namelist()}
     record_name = f"{spec.dist_info}/RECORD"
     rows = list(csv.reader(io.StringIO(contents[record_name].decode())))
@@ -485,7 +512,6 @@ def test_record_hash_form():
 
 def test_wheelfile_rejects_a_tampered_member(built, tmp_path):
     """The negative control: WheelFile really does check what RECORD says."""
-    errors = wheelfile
     spec, path = built
     tampered = tmp_path / "tampered" / path.name
     tampered.parent.mkdir()
@@ -493,8 +519,12 @@ def test_wheelfile_rejects_a_tampered_member(built, tmp_path):
         for info in src.infolist():
             data = src.read(info)
             dst.writestr(info, data + b"#" if info.filename.endswith("__init__.py") else data)
-    with read_wheel(tampered) as wheel, pytest.raises(errors.WheelError, match="Hash mismatch"):
-        wheel.read("jax_plugins/xla_rocm7/__init__.py")
+    result = pypa_read_all(tampered)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "wheel.wheelfile.WheelError: Hash mismatch for file 'jax_plugins/xla_rocm7/__init__.py'" in result.stderr
+    with pytest.raises(AssertionError, match="Hash mismatch"):
+        read_wheel(tampered)
+    assert pypa_read_all(path).returncode == 0, "the untampered wheel passes"
 
 
 def test_entry_order_payload_sorted_dist_info_last_record_last(built):
@@ -718,9 +748,9 @@ def test_a_budget_smaller_than_a_piece_is_refused():
 # at the RSS of the process that forked (or vforked) the child, here a pytest that may be large.
 PEAK_RSS_OF_MAIN = """
 import runpy, sys
-sys.argv = sys.argv[1:]
+module, sys.argv = sys.argv[1], sys.argv[1:]
 try:
-    runpy.run_path(sys.argv[0], run_name="__main__")
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
     status = 0
 except SystemExit as e:
     status = e.code
@@ -743,10 +773,10 @@ def test_peak_rss_of_the_command_stays_under_128_mb_with_many_workers(tmp_path):
         "distribution": DIST, "version": {"base": "0.7.1"}, "summary": "rss",
         "files": [{"src": str(library), "dest": "pkg/lib.so"}]}))
     # Level 1: the bound does not depend on the level, and the test stays quick.
-    result = subprocess.run([sys.executable, "-c", PEAK_RSS_OF_MAIN, str(CHECKOUT / "wheel" / "private" / "wheel_builder.py"),
+    result = subprocess.run([sys.executable, "-c", PEAK_RSS_OF_MAIN, "wheel.private.wheel_builder",
                              "--spec", str(tmp_path / "spec.json"), "--out-dir", str(tmp_path / "out"),
                              "--compresslevel", "1", "--workers", str(wb.MAX_WORKERS), "--quiet"],
-                            capture_output=True, text=True)
+                            env=sandbox_environment(), capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     peak = int(result.stdout.split()[-1])
     assert 16 << 20 < peak <= 128_000_000, f"peak RSS {peak / 2**20:.1f} MiB"  # above 16 MiB: a Python was measured

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ci_build_cli import wheels
-from ci_build_cli.inputs import InputError
-from ci_build_cli.paths import CHECKOUT
+from build.ci_build_cli import wheels
+from build.ci_build_cli.inputs import InputError
+from build.ci_build_cli.paths import CHECKOUT
 
 pytestmark = pytest.mark.unit
 

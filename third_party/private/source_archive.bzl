@@ -30,7 +30,7 @@ def fetch_pinned(rctx, extract = True, output = ""):
         if probe.success:
             rctx.delete("unverified-download")
             fail(("%s: the archive at %s has sha256 %s, but %s pins %s. If the pin is wrong, rewrite it " +
-                  "with `python3 tools/update_pins.py %s --archive FILE` (never by hand); if not, the server " +
+                  "with `python3 -m tools.update_pins %s --archive FILE` (never by hand); if not, the server " +
                   "returned another file.") % (name, urls[0], probe.sha256, pin, rctx.attr.sha256, name))
         fail(("%s: cannot download %s (pinned in %s); is there a network? %s") % (name, urls[0], pin, rctx.attr.offline_advice))
 

@@ -171,9 +171,9 @@ def _unpack_zig(rctx):
     pin = json.decode(rctx.read(rctx.attr.pin))
     missing = [k for k in ("sha256", "urls", "version") if not pin.get(k)]
     if missing:
-        fail("%s: the pin has no %s; rewrite it with python3 tools/update_pins.py zig" % (rctx.attr.pin, ", ".join(missing)))
+        fail("%s: the pin has no %s; rewrite it with python3 -m tools.update_pins zig" % (rctx.attr.pin, ", ".join(missing)))
     if pin.get("type", "zip") != "zip":
-        fail("%s: type %r; @zig_sdk unpacks Zig's PyPI wheel, a zip: rewrite the pin with python3 tools/update_pins.py zig" % (rctx.attr.pin, pin["type"]))
+        fail("%s: type %r; @zig_sdk unpacks Zig's PyPI wheel, a zip: rewrite the pin with python3 -m tools.update_pins zig" % (rctx.attr.pin, pin["type"]))
     rctx.download(url = pin["urls"], sha256 = pin["sha256"], output = "zig.whl")
     python = rctx.which("python3")
     if not python:

@@ -24,11 +24,11 @@ import urllib.request
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from sandbox_root import SandboxError, fmt_secs, log
-from sandbox_root.cache import Paths, flock, try_flock_exclusive
-from sandbox_root.environment import host_ca_bundle, sandbox_env, standard_binds
-from sandbox_root.layers import PROFILES, REQUIRED_FREE_GB, STAMP, SUITE, Layer, Plan, Stamp, layers_of, plan, root_id, stamp_for
-from sandbox_root.namespaces import NO_SANDBOX, Bind, Enter, enter, rootless, rootless_maps
+from . import SandboxError, fmt_secs, log
+from .cache import Paths, flock, try_flock_exclusive
+from .environment import host_ca_bundle, sandbox_env, standard_binds
+from .layers import PROFILES, REQUIRED_FREE_GB, STAMP, SUITE, Layer, Plan, Stamp, layers_of, plan, root_id, stamp_for
+from .namespaces import NO_SANDBOX, Bind, Enter, enter, rootless, rootless_maps
 
 
 def read_stamp(root: Path) -> Stamp | None:
@@ -98,7 +98,7 @@ class StepRunner:
         text = "\n".join(tail)
         if "No space left on device" in text:
             return (f"disk full while {what}: free space under {self.log_path.parents[2]} "
-                    "(or point XDG_CACHE_HOME at a larger disk), then re-run `tools/sandbox.py ensure`")
+                    "(or point XDG_CACHE_HOME at a larger disk), then re-run `python3 -m tools.sandbox ensure`")
         if re.search(r"(Could not resolve|Failed to fetch|Temporary failure resolving|Connection (refused|timed out))", text):
             return (f"network failure while {what}: the Debian mirror could not be reached; "
                     f"check connectivity/proxy and re-run (log: {self.log_path})")
@@ -146,14 +146,14 @@ def ensure_debootstrap() -> str:
 
 
 APT_CONF = """\
-// Written by tools/sandbox.py. The mirror may be a dated snapshot.
+// Written by tools/sandbox. The mirror may be a dated snapshot.
 Acquire::Check-Valid-Until "false";
 Acquire::Retries "3";
 APT::Install-Recommends "false";
 APT::Install-Suggests "false";
 """
 DPKG_CONF = """\
-# Written by tools/sandbox.py: a throwaway root needs no fsync and no docs.
+# Written by tools/sandbox: a throwaway root needs no fsync and no docs.
 force-unsafe-io
 path-exclude=/usr/share/doc/*
 path-include=/usr/share/doc/*/copyright
@@ -164,7 +164,7 @@ path-exclude=/usr/share/info/*
 
 def apt_sources(mirror: str) -> str:
     return (
-        "# Written by tools/sandbox.py\n"
+        "# Written by tools/sandbox\n"
         f"Types: deb\nURIs: {mirror}\nSuites: {SUITE} experimental\nComponents: main\n"
         "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n"
     )
@@ -179,7 +179,7 @@ def configure_root(root: Path, paths: Paths, mirror: str) -> None:
     (root / "etc/dpkg/dpkg.cfg.d/90jax-rocm-sandbox").write_text(DPKG_CONF)
     # Packages with services (postgresql) must not start them while installing.
     policy = root / "usr/sbin/policy-rc.d"
-    policy.write_text("#!/bin/sh\n# Written by tools/sandbox.py: never start services in the sandbox root.\nexit 101\n")
+    policy.write_text("#!/bin/sh\n# Written by tools/sandbox: never start services in the sandbox root.\nexit 101\n")
     policy.chmod(0o755)
 
 
@@ -285,7 +285,7 @@ def build_root(paths: Paths, wanted: Sequence[Layer], plan_: Plan, base_root: Pa
         missing = missing_probes(partial, wanted)
         if missing:
             raise SandboxError(f"packages installed but {missing[0]} is missing from the root; "
-                               "the package set in tools/sandbox_root/layers.py is wrong")
+                               "the package set in tools/sandbox/layers.py is wrong")
         (partial / STAMP).write_text(stamp_for(wanted, time.time()).to_json())
         remove_tree(final)
         os.rename(partial, final)
@@ -315,7 +315,7 @@ def bootstrap_command(partial: Path, paths: Paths, mirror: str) -> Enter:
 
 
 NO_MMDEBSTRAP = ("building the sandbox without root needs mmdebstrap (Debian 12/Ubuntu 22.04: apt-get install "
-                 "mmdebstrap uidmap, once, by an administrator); or run tools/sandbox.py as root, " + NO_SANDBOX)
+                 "mmdebstrap uidmap, once, by an administrator); or run tools/sandbox as root, " + NO_SANDBOX)
 
 
 def require_privileges() -> None:

@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """Copy this checkout's files (tracked, and untracked but not ignored) to DEST.
 
-    python3 tests/infra/copy_workspace.py DEST
-    python3 tests/infra/copy_workspace.py --remove-stale-clones   # of killed test runs (run_tests.py does)
+    python3 -m tools.copy_workspace DEST
+    python3 -m tools.copy_workspace --remove-stale-clones   # of killed test runs (run_tests.py does)
 
 What a fresh clone plus local edits would hold: benchmarks and tests build in such a
 copy so that they get a private Bazel output base and never edit the checkout.
@@ -18,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-CHECKOUT = Path(__file__).resolve().parent.parent.parent
+CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def git_names(checkout: Path, *options: str) -> list[str]:
@@ -39,15 +38,19 @@ def copy_workspace(dest: Path, checkout: Path = CHECKOUT) -> Path:
 
 
 def clone_workspace(dest: Path, checkout: Path = CHECKOUT) -> Path:
-    """A git clone of the checkout at `dest` whose working tree holds the checkout's files,
-    edits and deletions included: a repository of its own (git works in it, inside the
-    sandbox too), at the same commit, with the same files as copy_workspace gives."""
-    subprocess.run(["git", "clone", "-q", "--no-checkout", str(checkout), str(dest)], check=True)
+    """A git clone of the checkout at `dest` whose working tree and index hold the checkout's
+    (edits, deletions and what is staged included): a repository of its own (git works in it,
+    inside the sandbox too), at the same commit, with the same files as copy_workspace gives
+    and the same `git status`. It borrows the checkout's objects (--shared), the staged ones too."""
+    subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(checkout), str(dest)], check=True)
     head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], check=True, capture_output=True, text=True)
     subprocess.run(["git", "-C", str(dest), "checkout", "-q", "--detach", head.stdout.strip()], check=True)
     copy_workspace(dest, checkout)
     for name in git_names(checkout, "-d"):
         (dest / name).unlink(missing_ok=True)
+    index = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--path-format=absolute", "--git-path", "index"],
+                           check=True, capture_output=True, text=True).stdout.strip()
+    shutil.copyfile(index, dest / ".git" / "index")
     return dest
 
 
@@ -92,7 +95,7 @@ def holds_clones() -> bool:
 
 def remove_stale_clones(tmp: Path | None = None) -> list[Path]:
     """Removes the workers' clones of runs no worker holds any more (a killed or interrupted
-    suite); returns them. Their Bazel output bases go with `tools/sandbox.py prune` after."""
+    suite); returns them. Their Bazel output bases go with `python3 -m tools.sandbox prune` after."""
     removed = []
     for run in sorted(Path(tmp or tempfile.gettempdir()).glob(f"{WORKER_CLONES}*")):
         try:

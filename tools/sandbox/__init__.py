@@ -1,4 +1,4 @@
-"""The developer sandbox behind tools/sandbox.py: a Debian sid root with Bazel and ROCm.
+"""The developer sandbox (`python3 -m tools.sandbox`): a Debian sid root with Bazel and ROCm.
 
 One module per concern, in the order a command goes through them:
 
@@ -13,8 +13,8 @@ One module per concern, in the order a command goes through them:
   namespaces.py   running a command in private mount and PID namespaces (chroot'ed or not),
                   owned without root by a user namespace that maps the user's subordinate ids
 
-tools/sandbox.py is the command line over them. Stdlib only: it runs on the host's
-Python 3.11, as root or not, before any venv exists.
+cli.py is the command line over them (`python3 -m tools.sandbox`, __main__.py). Stdlib only: it
+runs on the host's Python 3.11, as root or not, before any venv exists.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from sandbox_root import log
-from sandbox_root.action_cache import root_key
+from . import log
+from .action_cache import root_key
 
 
 @dataclasses.dataclass(frozen=True)

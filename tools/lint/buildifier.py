@@ -1,13 +1,12 @@
-#!/usr/bin/env python3
 """Check (or fix) the formatting and lint of this checkout's Starlark files with buildifier, offline.
 
-    python3 tools/buildifier.py               # check every Starlark file git tracks
-    python3 tools/buildifier.py --fix         # rewrite them: formatting and the lint fixes buildifier can make
-    python3 tools/buildifier.py FILE...       # just these files (with or without --fix)
+    python3 -m tools.lint.buildifier               # check every Starlark file git tracks
+    python3 -m tools.lint.buildifier --fix         # rewrite them: formatting and the lint fixes buildifier can make
+    python3 -m tools.lint.buildifier FILE...       # just these files (with or without --fix)
 
 Which buildifier: 8.2.1, the release binary shipped in the npm package @bazel/buildifier,
 pinned by tools/lint/package-lock.json (integrity hash included) and installed once by
-tools/npm_packages.py (`npm ci --ignore-scripts` into ${XDG_CACHE_HOME:-~/.cache}/
+tools/lint/npm_packages.py (`npm ci --ignore-scripts` into ${XDG_CACHE_HOME:-~/.cache}/
 jax-rocm-build/npm/lint-<hash>/; npm is needed for that, Node.js never to run it). One
 pinned version, whatever is on PATH: buildifier's formatting changes between releases.
 
@@ -34,8 +33,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from npm_packages import CHECKOUT, Unavailable, ensure_installed  # noqa: E402
+from .npm_packages import CHECKOUT, Unavailable, ensure_installed
 
 PACKAGE = "@bazel/buildifier"
 STARLARK = re.compile(r"(^|/)(BUILD|BUILD\.bazel|BUILD\.[^/]+\.bazel|[^/]+\.bzl|MODULE\.bazel|REPO\.bazel|WORKSPACE(\.bazel)?)$")
@@ -49,7 +47,7 @@ WARNINGS = [
     "-function-docstring-args",
     "-function-docstring-return",
 ]
-FIX_COMMAND = "python3 tools/buildifier.py --fix"
+FIX_COMMAND = "python3 -m tools.lint.buildifier --fix"
 EXIT_FINDINGS, EXIT_USAGE, EXIT_FAILURE = 1, 2, 3
 
 
@@ -136,7 +134,7 @@ def check(binary: Path, files: list[Path], after_fix: bool = False) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tools/buildifier.py", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="python3 -m tools.lint.buildifier", description=__doc__.split("\n\n")[0],
                                      epilog="Exit status: 0 clean, 1 findings, 2 usage or prerequisites, 3 failure.")
     parser.add_argument("files", nargs="*", type=Path, help="Starlark files (default: every one git tracks)")
     parser.add_argument("--fix", action="store_true", help="rewrite the files: format and apply buildifier's lint fixes")
