@@ -152,7 +152,7 @@ def test_an_unreachable_therock_host_says_how_to_build_offline(in_sandbox, sandb
     result = therock_build(in_sandbox, url, "ab" * 32, check=False)
     assert result.returncode != 0
     assert "the host therock.invalid cannot be reached from here (no network?)" in result.stderr, result.stderr[-2000:]
-    assert "--therock-path=FILE" in result.stderr and "--distdir=DIR" in result.stderr
+    assert "--repo_env=THEROCK_URL=file:///path/" in result.stderr and "--distdir=DIR" in result.stderr  # Bazel's flags
 
 
 @pytest.mark.parametrize("kind", ["dotdot", "absolute", "symlink"])

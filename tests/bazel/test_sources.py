@@ -123,7 +123,7 @@ def test_without_a_jax_tree_offline_the_failure_says_how_to_give_one(in_sandbox)
                         check=False)
     assert result.returncode != 0
     assert "jax: cannot download https://github.com/jax-ml/jax/archive/refs/tags/jax-v0.10.2.tar.gz" in result.stderr
-    assert "(pinned in third_party/jax/pin.json)" in result.stderr and "--jax-source-dir=PATH" in result.stderr
+    assert "(pinned in third_party/jax/pin.json)" in result.stderr and "--override_repository=jax=/path/to/jax" in result.stderr
 
 
 def test_xlas_own_python_headers_are_used_when_an_xla_tree_has_them(in_sandbox, tmp_path):

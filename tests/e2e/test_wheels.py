@@ -361,7 +361,9 @@ def test_lowering_for_rocm_names_the_targets_our_modules_register(jax_venv, jax_
 
 def test_wheel_metadata_passes_the_standard_checkers(wheels, tmp_path):
     for wheel in wheels:
-        subprocess.run([sys.executable, "-m", "wheel", "unpack", "-d", str(tmp_path), str(wheel)], check=True, capture_output=True)
+        # From tmp_path: with the checkout first on sys.path, `wheel` would be this project's package.
+        subprocess.run([sys.executable, "-m", "wheel", "unpack", "-d", str(tmp_path), str(wheel)], cwd=tmp_path, check=True,
+                       capture_output=True)
         with zipfile.ZipFile(wheel) as z:
             names = z.namelist()
             record = z.read(next(n for n in names if n.endswith(".dist-info/RECORD"))).decode()
