@@ -14,6 +14,7 @@ from typing import Iterator
 import pytest
 
 from tools.copy_workspace import copy_workspace, holds_clones, release_clones, remove_stale_clones, worker_checkout
+from tools.modules import module_environment
 from tools.sandbox.cache import Paths
 
 SOURCE_CHECKOUT = Path(__file__).resolve().parent.parent
@@ -113,6 +114,12 @@ def jax_tree() -> Path:
     return require_jax_tree()
 
 
+def tracked(*patterns: str) -> list[str]:
+    """The checkout's files git tracks (staged ones included) matching the pathspecs, relative."""
+    out = subprocess.run(["git", "ls-files", "-z", "--", *patterns], cwd=CHECKOUT, capture_output=True, check=True)
+    return list(filter(None, out.stdout.decode().split("\0")))
+
+
 def sandbox_binds(*paths: Path) -> list[str]:
     """`tools.sandbox run` arguments mounting these trees (an archive: its folder); the sandbox leaves
     out those it mounts anyway (the checkout, /tmp)."""
@@ -121,12 +128,9 @@ def sandbox_binds(*paths: Path) -> list[str]:
 
 
 def sandbox_environment(env: dict[str, str] | None = None, checkout: Path = CHECKOUT) -> dict[str, str]:
-    """`env` (default: this process's) for a program of `checkout` run as its module from any
-    folder: the checkout first on PYTHONPATH (tools/modules.py's module_environment, for a
-    worker's clone too)."""
-    env = dict(os.environ if env is None else env)
-    env["PYTHONPATH"] = os.pathsep.join([str(checkout), *filter(None, [env.get("PYTHONPATH")])])
-    return env
+    """`env` (default: this process's) for a program of `checkout` (default: this worker's) run as
+    its module from any folder: tools.modules.module_environment."""
+    return module_environment(env, checkout)
 
 
 # A fake root for jax_plugins/rocm/gpus.py and its users: KFD topology nodes as

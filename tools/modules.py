@@ -16,15 +16,16 @@ from pathlib import Path
 CHECKOUT = Path(__file__).resolve().parent.parent
 
 
-def module_command(module: str, *args: str, python: str | os.PathLike[str] = sys.executable) -> list[str]:
-    """`python -m module args...`: run with module_environment()."""
-    return [str(python), "-m", module, *args]
+def module_command(module: str, *args: str) -> list[str]:
+    """`python -m module args...` with this Python: run from the checkout, or with module_environment()."""
+    return [sys.executable, "-m", module, *args]
 
 
-def module_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """`base` (default: this process's environment) with the checkout first on PYTHONPATH."""
+def module_environment(base: Mapping[str, str] | None = None, checkout: Path = CHECKOUT) -> dict[str, str]:
+    """`base` (default: this process's environment) with `checkout` (default: this one) first on
+    PYTHONPATH."""
     env = dict(os.environ if base is None else base)
-    env["PYTHONPATH"] = os.pathsep.join([str(CHECKOUT), *filter(None, [env.get("PYTHONPATH")])])
+    env["PYTHONPATH"] = os.pathsep.join([str(checkout), *filter(None, [env.get("PYTHONPATH")])])
     return env
 
 

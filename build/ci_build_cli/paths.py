@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tools.modules import module_command, module_environment  # noqa: F401 (module_environment: re-exported)
+from tools.modules import module_command
 
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
 # Programs of the checkout, run as its modules (tools/modules.py) from the checkout (cwd).

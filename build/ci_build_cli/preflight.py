@@ -395,17 +395,18 @@ def preflight_full(request: Request) -> int:
         return full.build_native(request, "preflight")
     t0 = time.monotonic()
     result = sandbox.spawn(resolve, cwd=CHECKOUT, capture_output=True, text=True)
-    root = _repo_mappings(result, 1)
-    if root is None:
+    mappings = _repo_mappings(result, 1)
+    if mappings is None:
         return result.returncode or 1
+    [root] = mappings
     modules = {"xla": "local_config_rocm", "rules_ml_toolchain": "config_rocm_hipcc", "jax_rocm_build": "local_config_rocm"}
-    ours = root[0].get("local_config_rocm")
-    missing = [name for name in (*modules, "local_config_rocm") if name not in root[0]]
+    ours = root.get("local_config_rocm")
+    missing = [name for name in (*modules, "local_config_rocm") if name not in root]
     if missing:
         print(f"ci_build preflight: full/MODULE.bazel's root module does not see {', '.join(missing)}: full/MODULE.bazel "
               "is out of date", file=sys.stderr)
         return 1
-    canonical = [root[0][name] for name in modules]
+    canonical = [root[name] for name in modules]
     result = sandbox.spawn(in_full + ["mod", "dump_repo_mapping", *canonical, *flags], cwd=CHECKOUT, capture_output=True, text=True)
     found = _repo_mappings(result, len(canonical))
     if found is None:

@@ -19,11 +19,12 @@ from pathlib import Path
 
 from tools import manylinux
 from tools.digest import sha256_of
+from tools.modules import module_environment
 from tools.venvs import ensure_venv
 
 from . import sandbox, sources
 from .inputs import InputError
-from .paths import CHECKOUT, OURS, module_environment
+from .paths import CHECKOUT, OURS
 from .request import Request
 
 WHEEL_AUDIT = "wheel.wheel_audit"  # a module of the checkout, run in the tools venv

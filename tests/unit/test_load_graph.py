@@ -10,18 +10,17 @@ read from the repository rules' own `rctx.template` calls, so a new template is 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT
+from tests.conftest import CHECKOUT, tracked
 
 pytestmark = pytest.mark.unit
 
 _LOAD = re.compile(r'^\s*load\(\s*"([^"]+)"', re.MULTILINE)
 _SUBSTITUTION = re.compile(r'"(%\{\w+\})":\s*str\(Label\("([^"]+)"\)\)')
-_SKIP_DIRS = {".git", "examples", "full", "node_modules", "__pycache__"}
 
 # The repository each template-writing rule file generates (the names its extension gives).
 GENERATORS = {
@@ -30,13 +29,9 @@ GENERATORS = {
 }
 
 
-def _files() -> Iterator[Path]:
-    for path in CHECKOUT.rglob("*"):
-        relative = path.relative_to(CHECKOUT)
-        if relative.parts[0].startswith("bazel-") or _SKIP_DIRS.intersection(relative.parts):
-            continue
-        if path.is_file() and (path.suffix == ".bzl" or path.name in ("BUILD", "BUILD.bazel")):
-            yield path
+def _files() -> list[Path]:
+    """This module's .bzl and BUILD files (full/ is a module of its own; examples/ are stand-ins)."""
+    return [CHECKOUT / f for f in tracked("*.bzl", "*BUILD", "*BUILD.bazel") if not f.startswith(("examples/", "full/"))]
 
 
 def _package_of(path: Path) -> str:

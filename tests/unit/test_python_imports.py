@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, SOURCE_CHECKOUT
+from tests.conftest import CHECKOUT, SOURCE_CHECKOUT, tracked
 
 pytestmark = pytest.mark.unit
 
@@ -22,11 +22,6 @@ SYS_PATH_EDIT = re.compile(r"sys\.path\.(?:insert|append|extend|remove)\(|sys\.p
 LOAD_BY_PATH = re.compile(r"spec_from_file_location|SourceFileLoader|runpy\.run_path|imp\.load_source")
 # The packages of the checkout whose modules must import by name (their __main__ modules run).
 PACKAGES = ("build", "tools", "wheel", "bench", "third_party/gpus", "tests/infra")
-
-
-def tracked(*patterns: str) -> list[str]:
-    out = subprocess.run(["git", "ls-files", "-s", "--", *patterns], cwd=CHECKOUT, capture_output=True, text=True, check=True)
-    return [line.split("\t", 1)[1] for line in out.stdout.splitlines()]
 
 
 def python_files() -> list[Path]:

@@ -10,22 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT
+from tests.conftest import CHECKOUT, tracked
 
 pytestmark = pytest.mark.unit
 
-_SKIP = {".git", "examples", "node_modules"}
-
-
 def starlark_files() -> list[Path]:
-    files = []
-    for path in CHECKOUT.rglob("*"):
-        parts = path.relative_to(CHECKOUT).parts
-        if parts[0].startswith("bazel-") or any(p.startswith("bazel-") or p in _SKIP for p in parts):
-            continue
-        if path.is_file() and (path.suffix == ".bzl" or (path.suffix == ".tpl" and "BUILD" in path.name or path.name.endswith(".bzl.tpl"))):
-            files.append(path)
-    return files
+    """Our .bzl files and the templates of generated BUILD and .bzl files (not the stand-ins')."""
+    return [CHECKOUT / f for f in tracked("*.bzl", "*BUILD*.tpl", "*.bzl.tpl") if not f.startswith("examples/")]
 
 
 def strings_naming_the_cli(text: str) -> list[str]:
