@@ -155,7 +155,9 @@ def test_killed_ensure_leaves_nothing_used_and_recovers(sandbox_root, tmp_path):
     archives = sandbox_root.parent.parent / "apt-archives"
     driver = tmp_path / "driver.py"
     driver.write_text(DRIVER.format(archives=str(archives)))
-    env = sandbox_environment(dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache")))
+    # TMPDIR too: a killed mmdebstrap leaves its temporary folder behind, here rather than in /tmp.
+    (tmp_path / "tmp").mkdir()
+    env = sandbox_environment(dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), TMPDIR=str(tmp_path / "tmp")))
     sandbox_dir = tmp_path / "cache" / "jax-rocm-build" / "sandbox"
 
     def start() -> subprocess.Popen:
