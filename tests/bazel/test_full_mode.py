@@ -203,7 +203,9 @@ def test_the_own_trees_command_builds_what_needs_no_llvm_and_names_llvm_last(san
     assert last.startswith("ci_build dist_wheels: full mode built what it could"), last
     assert f"llvm-project/archive/{llvm[1]}.tar.gz" in last and llvm[2] in last, last
     assert "--distdir" in last
-    assert "Build completed successfully" not in result.stderr and not list(out.glob("*.whl"))
+    # The wheels' build failed and nothing was written; the closure pass's own builds may well
+    # complete (with a warm cache every rule that needs nothing missing does).
+    assert "Target //:jax_rocm_wheels up-to-date" not in result.stderr and not list(out.glob("*.whl"))
     # A loading stop is not a damaged output base.
     assert "clean --expunge" not in result.stderr
     # What needs no LLVM was built: JAX's _triton (XLA's real dependencies) and the FFI modules.
