@@ -286,12 +286,13 @@ def test_readme_flag_table_is_ci_builds_parser():
 
 def quoted_ci_build_commands() -> list[tuple[Path, str]]:
     """ci_build command lines the docs and workflows quote: code spans naming ci_build, and the
-    lines of fenced blocks and scripts that run it (comments dropped)."""
+    lines of fenced blocks and scripts that run it (continuations joined, comments dropped)."""
     quoted = []
     for path in tracked_files("*.md", ".github/workflows/*.yml"):
         text = path.read_text()
         quoted += [(path, span) for span in re.findall(r"`([^`\n]*\bci_build\b[^`\n]*)`", text)]
-        quoted += [(path, line.split(" #")[0]) for line in text.splitlines()
+        # A command continued with `\` is one line: its later flags are checked too.
+        quoted += [(path, line.split(" #")[0]) for line in text.replace("\\\n", " ").splitlines()
                    if re.match(r"\s*(python3 )?build/ci_build\b", line)]
     return quoted
 

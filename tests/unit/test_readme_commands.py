@@ -22,7 +22,9 @@ from pathlib import Path
 
 import pytest
 
+from build.ci_build_cli import sandbox as ci_sandbox
 from tests.conftest import CHECKOUT, jax_tree_from_env
+from third_party.gpus import toolkit_sources
 
 pytestmark = pytest.mark.unit
 
@@ -62,13 +64,13 @@ def home(tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("home")
     xla = os.environ.get("JAX_ROCM_TEST_XLA_TREE")
     jax = jax_tree_from_env()
-    for name, real, stand_in in (("xla", xla, "xla"), ("jax", jax, "jax")):
+    for name, real in (("xla", xla), ("jax", jax)):
         for place in (home / name, home / "src" / name):
             place.parent.mkdir(parents=True, exist_ok=True)
             if real and Path(real).is_dir():
                 place.symlink_to(Path(real).resolve())
             else:
-                shutil.copytree(CHECKOUT / "examples" / stand_in, place, symlinks=True)
+                shutil.copytree(CHECKOUT / "examples" / name, place, symlinks=True)
     return home
 
 
@@ -85,7 +87,9 @@ def test_each_readme_command_runs_as_written_in_the_graph_it_promises(command, h
     if command.endswith(" preflight") and not os.environ.get("JAX_ROCM_TEST_XLA_TREE"):
         pytest.skip("JAX_ROCM_TEST_XLA_TREE is unset: the pre-flight's name check needs a real XLA tree")
     words = as_typed(command, home)
-    env = {k: v for k, v in os.environ.items() if k not in ("ROCM_PATH", "JAX_ROCM_HOST")} | {"HOME": str(home)}
+    # As `recorded` (tests/conftest.py): no toolkit from this machine's environment, no host mode.
+    unset = {*toolkit_sources.NAMES, ci_sandbox.HOST_ENV}
+    env = {k: v for k, v in os.environ.items() if k not in unset} | {"HOME": str(home)}
     result = subprocess.run([sys.executable, *words[1:], "--dry-run"], cwd=CHECKOUT, env=env, capture_output=True,
                             text=True, timeout=120)
     pythons = re.search(r"--python-versions=([\d.,]+)", " ".join(words))
