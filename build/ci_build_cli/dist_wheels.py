@@ -350,16 +350,18 @@ def cmd_dist_wheels(request: Request) -> int:
     plans = plan_build(request, choose_interpreters(request))
     if isinstance(plans, int):
         return plans
-    if request.rocm_version and toolkit.tarball_release(request):
-        if request.dry_run:
-            print(f"# first: the same build with --nobuild (the repository rule fetches the tarball), then "
-                  f"--rocm-version={request.rocm_version} against its manifest (rocm_config.json)", file=sys.stderr)
-        else:
-            rc = check_fetched_toolkit(request, plans[0])
-            if rc:
-                return rc
-    built: list[Path] = []
     with contextlib.ExitStack() as stack:
+        if not request.dry_run:  # read after each build; nothing of it is left in /tmp, whatever the outcome
+            stack.callback(wheels.remove_events_folder, plans[0].events)
+        if request.rocm_version and toolkit.tarball_release(request):
+            if request.dry_run:
+                print(f"# first: the same build with --nobuild (the repository rule fetches the tarball), then "
+                      f"--rocm-version={request.rocm_version} against its manifest (rocm_config.json)", file=sys.stderr)
+            else:
+                rc = check_fetched_toolkit(request, plans[0])
+                if rc:
+                    return rc
+        built: list[Path] = []
         kept = "" if request.dry_run else stack.enter_context(tempfile.TemporaryDirectory(prefix="ci_build-wheels-", dir=CACHE))
         for n, plan in enumerate(plans, 1):
             python = f" for Python {plan.interpreters[0].version} ({n} of {len(plans)})" if len(plans) > 1 else ""

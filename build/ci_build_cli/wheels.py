@@ -137,6 +137,12 @@ def prepare_events_file(events: Path) -> None:
     events.unlink(missing_ok=True)
 
 
+def remove_events_folder(events: Path) -> None:
+    """The events' folder gone once the run has read them: one per checkout would otherwise stay
+    in /tmp (a test run's scratch checkouts left dozens)."""
+    shutil.rmtree(events.parent, ignore_errors=True)
+
+
 def execution_root(events: list[dict]) -> Path:
     """The execution root a build's events name (StopIteration if they name none)."""
     return next(Path(e["workspaceInfo"]["localExecRoot"]) for e in events if "workspaceInfo" in e)

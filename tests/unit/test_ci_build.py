@@ -1126,6 +1126,7 @@ def test_a_rocm_version_the_manifest_contradicts_fails_before_the_compile(fetche
     assert ("\nci_build: --rocm-version=7.2.4, but the TheRock tarball rocm-nightly.tar.gz, by its manifest, is "
             "ROCm 7.10.0a20251120, 7.10.0a20251120; point the build at that release") in err
     assert "building the wheels with Bazel" not in err
+    assert not wheels.events_file().parent.exists(), "a failed run leaves no events folder in /tmp"
 
 
 def test_a_rocm_version_the_manifest_agrees_with_goes_on_to_the_compile(fetched, recorded, capsys):
@@ -1171,6 +1172,7 @@ def test_each_built_wheel_is_read_once(recorded, monkeypatch, tmp_path, capsys):
     assert sorted(p.name for p in aside) == sorted([built[0].name] + [w.name for w in built])
     assert all(p.parent.parent == tmp_path / "cache" for p in aside)
     assert not list((tmp_path / "cache").iterdir()), "the copies aside are gone"
+    assert not wheels.events_file().parent.exists(), "the build events, once read, are gone from /tmp"
     out = capsys.readouterr()
     assert "built against ROCm 7.2.4" in out.err and hashlib.sha256(built[0].read_bytes()).hexdigest() in out.out
 
