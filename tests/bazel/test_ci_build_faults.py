@@ -41,7 +41,11 @@ def processes_of_this_checkout() -> list[str]:
         # The checkout as a whole path: /home/u/fresh must not match /home/u/fresh-cache/... . A
         # sandbox run (`python3 -m tools.sandbox run`) need not name it: ci_build starts it there.
         names_checkout = re.search(re.escape(str(CHECKOUT)) + r"(/|\s|$)", cmdline) or working_folder(pid) == CHECKOUT
-        if int(pid) != os.getpid() and ("-m tools.sandbox run" in cmdline or "bazel" in cmdline) and names_checkout:
+        # Bazel by its program name (the client `bazel`, the server `bazel(<workspace>)`), not by
+        # the word anywhere: the pytest controller running tests/bazel/... from here is no Bazel.
+        program = Path(cmdline.split(" ", 1)[0]).name
+        is_bazel = program == "bazel" or program.startswith("bazel(")
+        if int(pid) != os.getpid() and ("-m tools.sandbox run" in cmdline or is_bazel) and names_checkout:
             found.append(f"{pid}: {cmdline[:200]}")
     return found
 
