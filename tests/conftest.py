@@ -233,7 +233,12 @@ def run_driver(*command: str) -> dict:
 # The checkout of the ci_build imported (pytest's rootdir), which may differ from a worker's
 # CHECKOUT above.
 from build.ci_build_cli.paths import CHECKOUT as CI_BUILD_CHECKOUT  # noqa: E402
+from build.ci_build_cli.sandbox import HOST_ENV  # noqa: E402
 from third_party.gpus import toolkit_sources  # noqa: E402
+
+# What of this machine's environment would steer a ci_build run the unit tests plan: a toolkit
+# (ROCM_PATH, XLA's ROCM_DISTRO_* ...; the tests set them where they matter) and host mode.
+MACHINE_BUILD_ENV = frozenset({*toolkit_sources.NAMES, HOST_ENV})
 
 DRY_RUN = ["--sources=examples", f"--jax-source-dir={CI_BUILD_CHECKOUT}", "--dry-run", "dist_wheels",
            "--wheel-kind=nightly", "--wheel-date=20261123"]
@@ -258,9 +263,8 @@ def recorded(monkeypatch):
                         lambda **_: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
     monkeypatch.setattr(sources.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
-    for name in toolkit_sources.NAMES:  # ROCM_PATH, XLA's ROCM_DISTRO_* ...: the tests set them where they matter
+    for name in MACHINE_BUILD_ENV:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv(ci_sandbox.HOST_ENV, raising=False)  # sandboxed unless a test asks for host mode
     return commands
 
 

@@ -22,9 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from build.ci_build_cli import sandbox as ci_sandbox
-from tests.conftest import CHECKOUT, jax_tree_from_env
-from third_party.gpus import toolkit_sources
+from tests.conftest import CHECKOUT, MACHINE_BUILD_ENV, jax_tree_from_env
 
 pytestmark = pytest.mark.unit
 
@@ -87,9 +85,7 @@ def test_each_readme_command_runs_as_written_in_the_graph_it_promises(command, h
     if command.endswith(" preflight") and not os.environ.get("JAX_ROCM_TEST_XLA_TREE"):
         pytest.skip("JAX_ROCM_TEST_XLA_TREE is unset: the pre-flight's name check needs a real XLA tree")
     words = as_typed(command, home)
-    # As `recorded` (tests/conftest.py): no toolkit from this machine's environment, no host mode.
-    unset = {*toolkit_sources.NAMES, ci_sandbox.HOST_ENV}
-    env = {k: v for k, v in os.environ.items() if k not in unset} | {"HOME": str(home)}
+    env = {k: v for k, v in os.environ.items() if k not in MACHINE_BUILD_ENV} | {"HOME": str(home)}
     result = subprocess.run([sys.executable, *words[1:], "--dry-run"], cwd=CHECKOUT, env=env, capture_output=True,
                             text=True, timeout=120)
     pythons = re.search(r"--python-versions=([\d.,]+)", " ".join(words))
