@@ -171,6 +171,9 @@ def prepare_toolkit(request: Request) -> int:
     note = toolkit.therock_targets_note(request.therock_path, request.amdgpu_targets) if request.therock_path else None
     if note:
         print(f"ci_build dist_wheels: {note}", file=sys.stderr)
+    names = toolkit.wheel_names_note(request)
+    if names:
+        print(f"ci_build dist_wheels: {names}", file=sys.stderr)
     rc = sandbox.provision(request, "full")
     if rc:
         return rc

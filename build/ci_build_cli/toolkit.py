@@ -291,6 +291,18 @@ def tarball_release(request: Request) -> tuple[str, str | None] | None:
     return None
 
 
+def wheel_names_note(request: Request) -> str | None:
+    """The wheels a tarball's release makes, as its name says it (jax_rocm10_* for ROCm 10):
+    the rule takes the major from the toolkit's own files, which this name only foretells."""
+    tarball = tarball_release(request)
+    version = finder.parse_rocm_version(tarball[1]) if tarball and tarball[1] else None
+    if version is None:
+        return None
+    major = version.release[0]
+    return (f"{tarball[0]} is ROCm {version.text} ({version.kind}), by its name: wheels jax_rocm{major}_pjrt and "
+            f"jax_rocm{major}_plugin")
+
+
 def distro_of(request: Request, name: str) -> toolkit_sources.Distro | None:
     """ROCM_DISTRO_VERSION=`name` in the table of the XLA tree this build uses, before the
     sandbox (InputError if that tree has no table or not the entry, or it is no tarball); None for
@@ -342,13 +354,17 @@ def check_inputs(request: Request) -> None:
                                 "--therock-sha256, or give the tarball with --therock-path=URL|TARBALL")
     if therock_path:
         therock_targets_note(therock_path, request.amdgpu_targets)
+    folder = source.repo_env.get("ROCM_PATH")
+    if folder and request.amdgpu_targets:
+        check_kernel_packs(request.amdgpu_targets, f"the toolkit at {folder}",
+                           finder.kernel_pack_targets_at(Path(folder)), finder.layout_of(Path(folder)))
     tarball = tarball_release(request)
     requested = request.rocm_version
     if requested and tarball and tarball[1] and not inputs.version_agrees(requested, [tarball[1]]):
         raise inputs.InputError(version_mismatch(requested, f"{tarball[0]}, by its name,", [tarball[1]]))
     tarball_path = local_tarball(source)
     if tarball_path:
-        check_local_tarball(therock_path, tarball_path, sha256)
+        check_local_tarball(therock_path, tarball_path, sha256, request.amdgpu_targets)
 
 
 def local_tarball(source: RocmSource) -> Path | None:
@@ -357,7 +373,7 @@ def local_tarball(source: RocmSource) -> Path | None:
     return Path(url.removeprefix("file://")) if url.startswith("file://") else None
 
 
-def check_local_tarball(flag_value: str, path: Path, sha256: str | None) -> None:
+def check_local_tarball(flag_value: str, path: Path, sha256: str | None, amdgpu_targets: str | None = None) -> None:
     """A local TheRock tarball, before Bazel: its sha256 against --therock-sha256, then the
     repository rule's own extractor (third_party/gpus/extract_archive.py check(): the whole
     archive read, every entry under the policy extraction applies, on any Python) and the finder's
@@ -375,6 +391,25 @@ def check_local_tarball(flag_value: str, path: Path, sha256: str | None) -> None
     if not holds_rocm([(m.name, m.isdir()) for m in members]):
         raise inputs.InputError(f"{flag} holds no ROCm toolkit: found none of {finder.LAYOUT_MARKERS} at its root or "
                                 "in its one top folder; give the TheRock tarball of a ROCm release")
+    if amdgpu_targets:
+        packs = [m.name for m in members if f"/{finder.KPACK_DIR}/" in f"/{m.name.removeprefix('./')}"]
+        split = packs or any(m.name.removeprefix("./").rstrip("/").endswith(finder.KPACK_DIR) for m in members)
+        check_kernel_packs(amdgpu_targets, f"the multi-arch TheRock tarball {path.name}",
+                           finder.kernel_pack_targets(packs) if split else None, finder.THEROCK)
+
+
+def check_kernel_packs(amdgpu_targets: str, what: str, held: list[str] | None, layout: str) -> None:
+    """--amdgpu-targets against what a multi-arch toolkit's kernel packs hold (held: their
+    targets; None: not a multi-arch toolkit), before the sandbox: one line naming the targets
+    it has and the package or tarball that adds the others (the finder's words)."""
+    if held is None:
+        return
+    lacking = finder.uncovered_targets([t.split(":")[0] for t in finder.split_targets(amdgpu_targets)], held)
+    if lacking:
+        raise inputs.InputError(
+            f"--amdgpu-targets={amdgpu_targets} asks for {' '.join(lacking)}, but {what} holds kernel packs for "
+            f"{' '.join(held) or 'no target'} only: name those, or, for {lacking[0]}, "
+            + finder.device_code_remedy(layout).replace("<target>", lacking[0]))
 
 
 def holds_rocm(entries: list[tuple[str, bool]]) -> bool:

@@ -16,6 +16,12 @@ Four layouts are understood:
   multiarch  a distribution's packages under /usr: include/hip, lib/<triplet>/libamdhip64.so,
              lib/llvm-N/bin/clang (Debian, Ubuntu)
 
+TheRock's multi-arch releases (kernel packs: each library's device code apart, in
+.kpack/<artifact>_lib_<target>.kpack; TheRock's RELEASES.md) come in the therock and
+therock_pip layouts (for pip, `rocm-sdk path --root` prints _rocm_sdk_devel, the packs
+lie in _rocm_sdk_libraries/.kpack/); the targets such a toolkit serves are those its
+packs hold. The legacy per-family tarballs hold device code for their family's targets.
+
 Versions come from the files the toolkit installs (TheRock's manifest,
 .info/version, rocm_version.h, hip_version.h, CMake package version files,
 version headers, library file names), never from the folder's name. Anything
@@ -62,6 +68,59 @@ def parse_dotted(text: str) -> tuple[int, int, int] | None:
     if not m:
         return None
     return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+
+
+@dataclasses.dataclass(frozen=True, order=False)
+class RocmVersion:
+    """A ROCm release as TheRock writes it (docs/packaging/versioning.md, PEP 440 forms):
+    stable 10.1.0, prerelease 10.1.0rc2, nightly 10.1.0a20260811, nightly-bkc
+    10.1.0a20260811+bkc.20260814, dev 10.1.0.dev0+<commit>; and a distribution's 7.2.4-128."""
+    release: tuple[int, int, int]
+    pre: tuple[str, int] | None  # ("a", 20260811) or ("rc", 2)
+    dev: int | None  # .devN
+    local: str  # "bkc.20260814", a commit, or ""
+    text: str
+
+    @property
+    def kind(self) -> str:
+        if self.dev is not None:
+            return "dev"
+        if self.pre and self.pre[0] == "a":
+            return "nightly-bkc" if self.local.startswith("bkc.") else "nightly"
+        return "prerelease" if self.pre else "stable"
+
+    def sort_key(self) -> tuple:
+        """PEP 440's order over these forms, as pip (and TheRock's own tools) order them:
+        dev < nightly (a) < rc < stable; a local version (+bkc.D) after the same version
+        without one, and local segments compared number by number, else as text."""
+        pre = self.pre
+        if pre is None and self.dev is not None:
+            pre_key: tuple = (-1,)  # X.Y.Z.devN sorts before every prerelease of X.Y.Z
+        elif pre is None:
+            pre_key = (3,)
+        else:
+            pre_key = ({"a": 0, "b": 1, "rc": 2}[pre[0]], pre[1])
+        dev_key = (1,) if self.dev is None else (0, self.dev)
+        local_key = tuple((1, int(p), "") if p.isdigit() else (0, 0, p.lower())
+                          for p in re.split(r"[.\-_]", self.local)) if self.local else ()
+        return (self.release, pre_key, dev_key, local_key)
+
+
+_ROCM_VERSION_RE = re.compile(r"^\s*v?(\d{1,6})\.(\d{1,6})(?:\.(\d{1,9}))?"
+                              r"(?:(a|b|rc)(\d+))?(?:\.dev(\d+))?(?:\+([0-9A-Za-z]+(?:[.\-_][0-9A-Za-z]+)*))?"
+                              r"(?:-(\d+))?\s*$")
+
+
+def parse_rocm_version(text: str) -> RocmVersion | None:
+    """Every version form TheRock publishes (RocmVersion), and a distribution's 6.4.3-128;
+    None for anything else."""
+    m = _ROCM_VERSION_RE.match(text or "")
+    if not m:
+        return None
+    major, minor, patch, pre_kind, pre_num, dev, local, _build = m.groups()
+    return RocmVersion((int(major), int(minor), int(patch or 0)),
+                       (pre_kind, int(pre_num)) if pre_kind else None,
+                       int(dev) if dev is not None else None, local or "", text.strip())
 
 
 def version_number(version: tuple[int, int, int]) -> int:
@@ -189,6 +248,104 @@ _TARBALL_RE = re.compile(r"therock-dist-linux-(?P<family>[0-9A-Za-z]+(?:-[0-9a-z
                          r"\.(tar\.gz|tar\.xz|tar\.zst|tgz|tar)$")
 
 
+# A full multi-arch tarball's "family" (therock-dist-linux-multiarch-<version>.tar.gz): every
+# target TheRock builds, its device code in kernel packs; which targets is what its .kpack/ holds.
+MULTIARCH_FAMILY = "multiarch"
+
+# --------------------------------------------------------------------------
+# Kernel packs: a multi-arch TheRock release keeps each library's device code apart from its
+# host code, in <root>/.kpack/<artifact>_<component>_<target>.kpack beside a manifest
+# <artifact>_<component>.kpm (TheRock's RELEASES.md, "Installing multi-arch tarballs"; in its
+# pip packages under _rocm_sdk_libraries/.kpack/, laid there by rocm-sdk-device-<target>).
+# --------------------------------------------------------------------------
+
+KPACK_DIR = ".kpack"
+# Which of the finder's libraries load each artifact's packs (XLA's BUILD.tpl attaches blas to
+# rocBLAS, rocSOLVER, rocSPARSE and what uses them, fft to rocFFT, rand to rocRAND, rccl to
+# RCCL; here each library that JAX or XLA names carries its own, as they link no rocBLAS target).
+KPACK_LIBRARIES: dict[str, tuple[str, ...]] = {
+    "blas": ("rocblas", "hipblas", "hipblaslt", "rocsolver", "hipsolver", "rocsparse", "hipsparse", "hipsparselt"),
+    "fft": ("hipfft",),
+    "rand": ("hiprand", "rocrand"),
+    "rccl": ("rccl",),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelPack:
+    artifact: str  # blas
+    component: str  # lib
+    target: str  # gfx1100 (or gfx942:xnack+); "" for the artifact's manifest (<artifact>_<component>.kpm)
+    path: str
+    libraries: tuple[str, ...]  # the finder's libraries that load it (KPACK_LIBRARIES)
+
+
+def parse_kpack_name(name: str) -> tuple[str, str, str] | None:
+    """'blas_lib_gfx1100.kpack' -> ('blas', 'lib', 'gfx1100'); a target feature written after
+    the target ('..._gfx942_xnack+.kpack') is kept as 'gfx942:xnack+'. None: not a kernel pack."""
+    if not name.endswith(".kpack"):
+        return None
+    parts = name[: -len(".kpack")].split("_")
+    at = next((i for i, part in enumerate(parts) if re.fullmatch(r"gfx[0-9a-z]+(-generic)?", part)), None)
+    if at is None or at < 2 or any(f not in TARGET_FEATURES for f in parts[at + 1:]):
+        return None
+    return "_".join(parts[: at - 1]), parts[at - 1], ":".join(parts[at:])
+
+
+def kernel_pack_targets(names: Sequence[str]) -> list[str]:
+    """The amdgpu targets kernel packs of these file names hold device code for, in order."""
+    parsed = (parse_kpack_name(n.rsplit("/", 1)[-1]) for n in names)
+    return sorted({p[2] for p in parsed if p}, key=_target_order)
+
+
+def _target_order(target: str) -> tuple:
+    digits = re.sub(r"\D", "", target.split(":")[0].split("-")[0])
+    return (target.endswith("-generic"), len(digits), target)
+
+
+def find_kernel_packs(dirs: Sequence[Path]) -> tuple[list[KernelPack], list[KernelPack]]:
+    """(the kernel packs, their manifests) in these .kpack folders; a file name found in two
+    folders (a pip devel tree links the libraries package's) counts once, the first."""
+    packs: dict[str, KernelPack] = {}
+    manifests: dict[str, KernelPack] = {}
+    for d in dirs:
+        if not d.is_dir():
+            continue
+        for entry in sorted(d.iterdir()):
+            if not entry.is_file():
+                continue
+            parsed = parse_kpack_name(entry.name)
+            if parsed:
+                packs.setdefault(entry.name, KernelPack(*parsed, str(entry), KPACK_LIBRARIES.get(parsed[0], ())))
+            elif entry.name.endswith(".kpm") and "_" in entry.name:
+                artifact, component = entry.name[: -len(".kpm")].rsplit("_", 1)
+                manifests.setdefault(entry.name, KernelPack(artifact, component, "", str(entry),
+                                                            KPACK_LIBRARIES.get(artifact, ())))
+    return list(packs.values()), list(manifests.values())
+
+
+def layout_of(root: Path) -> str:
+    """The layout name of the toolkit at `root` ('' when it is none)."""
+    try:
+        return detect_layout(Path(os.path.abspath(root))).name
+    except RocmNotFound:
+        return ""
+
+
+def kernel_pack_targets_at(root: Path) -> list[str] | None:
+    """The targets the kernel packs of the toolkit at `root` hold device code for; None when it
+    is no multi-arch release (no .kpack folder where its layout keeps them) or no toolkit.
+    Reads folder listings only: ci_build asks it before any sandbox or build."""
+    try:
+        layout = detect_layout(Path(os.path.abspath(root)))
+    except RocmNotFound:
+        return None
+    if not any(d.is_dir() for d in layout.kpack_dirs) and not layout.pip_device_targets:
+        return None
+    packs, _ = find_kernel_packs(layout.kpack_dirs)
+    return kernel_pack_targets([p.path for p in packs])
+
+
 def therock_version_from_url(url: str) -> str | None:
     """The ROCm release a TheRock tarball's name says (7.10.0a20251120), or None."""
     m = _TARBALL_RE.search(url)
@@ -201,6 +358,8 @@ def therock_family_from_url(url: str) -> str | None:
 
 
 def family_targets(family: str) -> tuple[str, ...] | None:
+    """The targets a legacy per-family tarball of `family` has device code for; None for an
+    unknown family, and for `multiarch`, whose targets only its kernel packs say."""
     if family in THEROCK_FAMILIES:
         return THEROCK_FAMILIES[family]
     if re.fullmatch(r"gfx[0-9a-f]+", family):  # every target is a family of its own
@@ -238,7 +397,7 @@ def tarball_targets(url: str, requested: Sequence[str] = ()) -> TarballTargets |
     """The family a TheRock tarball's name says and what it means for the amdgpu targets of a
     build that requests `requested` (none: the defaults); None when the name says no known family."""
     family = therock_family_from_url(url.rstrip("/"))
-    covered = family_targets(family) if family else None
+    covered = family_targets(family) if family else None  # the full multi-arch tarball: its packs decide
     if covered is None:
         return None
     if requested:
@@ -295,6 +454,10 @@ LIBRARIES = (
     # rocm_smi.h includes kfd_ioctl.h, which includes <libdrm/drm.h>: a compile that searches
     # only the toolkit's headers (the manylinux toolchain has no /usr/include) needs them too.
     LibrarySpec("rocm_smi", "rocm_smi/rocm_smi.h", "librocm_smi64", "rocm_smi", header_paths=("rocm_smi", "libdrm")),
+    # AMD SMI, which replaces ROCm SMI from ROCm 7.13 on (TheRock ships no librocm_smi64 after its
+    # #6852; RCCL links libamd_smi instead): @local_config_rocm//rocm:amdsmi, and :smi, the one of
+    # the two this toolkit's version calls for.
+    LibrarySpec("amdsmi", "amd_smi/amdsmi.h", "libamd_smi", "amd_smi", header_paths=("amd_smi",)),
     LibrarySpec("rocprofiler-sdk", "rocprofiler-sdk/rocprofiler.h", "librocprofiler-sdk", "rocprofiler-sdk"),
     # The KFD thunk as a static archive: XLA's MORI collectives (third_party/roc_mori) link it.
     LibrarySpec("hsakmt", "hsakmt/hsakmt.h", "libhsakmt", "hsakmt", static=True),
@@ -310,6 +473,7 @@ DEBIAN_DEV_PACKAGES = {
     "rocprim": "librocprim-dev", "hipcub": "libhipcub-dev", "roctracer": "libroctracer-dev",
     "rocsolver": "librocsolver-dev", "rocsparse": "librocsparse-dev", "hipsparselt": "libhipsparselt-dev",
     "rocm_smi": "librocm-smi-dev",
+    "amdsmi": "amd-smi-lib (AMD's repository or TheRock; Debian has none)",
     # Debian does not package rocprofiler-sdk: AMD's packages and TheRock's tarballs have it.
     "rocprofiler-sdk": "rocprofiler-sdk-dev (from AMD's repository; Debian has none)",
     # Debian builds the thunk into libhsa-runtime64 and ships no libhsakmt.a.
@@ -347,6 +511,8 @@ class Layout:
     hipcc_candidates: tuple[Path, ...]
     extra_include_dirs: tuple[Path, ...] = ()  # searched after include_dir (TheRock's pip packages)
     therock_family: str | None = None  # TheRock's pip packages: from _rocm_sdk_libraries_<family>
+    kpack_dirs: tuple[Path, ...] = ()  # where a multi-arch release keeps its kernel packs
+    pip_device_targets: tuple[str, ...] = ()  # TheRock's pip packages: the rocm-sdk-device-<target> installed
 
     def include_dir_for(self, header: str) -> Path:
         """The first include directory holding `header` (include_dir when none does)."""
@@ -365,6 +531,7 @@ class RocmConfig:
     rocm_major: int  # 7: the <N> of the wheels' names (jax_rocm7_plugin)
     rocm_version_number: int
     rocm_version_source: str
+    rocm_version_kind: str  # RocmVersion.kind: stable, prerelease, nightly, nightly-bkc, dev (or unknown)
     hip_version: str
     hip_version_number: int  # HIP_VERSION's encoding (hip_version_number)
     clang_path: str
@@ -376,6 +543,12 @@ class RocmConfig:
     device_libs_path: str
     amdgpu_targets_supported: list[str]
     therock: dict | None
+    # A multi-arch TheRock release (kernel packs apart from host code): its packs, by target,
+    # their manifests and the runtime that loads them (librocm_kpack); empty for any other toolkit.
+    kpack_split: bool
+    kernel_packs: list[dict]  # KernelPack's fields
+    kernel_pack_manifests: list[dict]  # the same, target ""
+    kpack_runtime: str | None
     libraries: dict[str, Library]
     missing_libraries: dict[str, str]  # name -> Debian/Ubuntu package with its headers
     # Where a missing library's header would appear once installed: the repository rule watches
@@ -406,21 +579,33 @@ def pip_family(package: str) -> str | None:
     return package[len(prefix):].replace("_", "-") if package.startswith(prefix) and len(package) > len(prefix) else None
 
 
+def pip_device_targets(dist_info_names: Sequence[str]) -> list[str]:
+    """The targets of the rocm-sdk-device-<target> distributions whose .dist-info folders these
+    are ('rocm_sdk_device_gfx942-7.15.0a20260630.dist-info' -> gfx942)."""
+    found = (re.fullmatch(r"rocm_sdk_device_(gfx[0-9a-z]+(?:_generic)?)-[^-]+\.dist-info", n, re.I) for n in dist_info_names)
+    return sorted({m.group(1).lower().replace("_", "-") for m in found if m}, key=_target_order)
+
+
 def pip_layout(root: Path) -> Layout:
-    """TheRock's pip packages around `root` (= site-packages/_rocm_sdk_core)."""
+    """TheRock's pip packages around `root`: site-packages/_rocm_sdk_core, or _rocm_sdk_devel,
+    which `rocm-sdk path --root` prints for a multi-arch install (both searched either way)."""
     site = root.parent
-    devel = site / PIP_DEVEL
+    core, devel = site / PIP_CORE, site / PIP_DEVEL
     libraries = sorted(p for p in site.glob(PIP_LIBRARIES + "*") if p.is_dir())
-    packages = [root, devel, *libraries]
+    packages = list(dict.fromkeys([root, core, devel, *libraries]))
     families = sorted(filter(None, (pip_family(p.name) for p in libraries)))
     return Layout(
         THEROCK_PIP, root, root / "include",
-        tuple(p / "lib" for p in packages if (p / "lib").is_dir()),
+        # The runtime libraries where pip put them (the core and libraries packages) before the
+        # devel tree's links to them: what the wheels' RUNPATH finds is what the build linked.
+        tuple(p / "lib" for p in [core, *libraries, devel] if (p / "lib").is_dir()),
         tuple(p / "lib/cmake" for p in packages),
-        (devel / "lib/llvm/bin/clang", root / "lib/llvm/bin/clang"),
-        (devel / "bin/hipcc", root / "bin/hipcc"),
+        (devel / "lib/llvm/bin/clang", core / "lib/llvm/bin/clang"),
+        (devel / "bin/hipcc", core / "bin/hipcc"),
         extra_include_dirs=tuple(p / "include" for p in packages[1:]),
         therock_family=families[0] if len(families) == 1 else None,
+        kpack_dirs=tuple(p / KPACK_DIR for p in [*libraries, devel, core]),
+        pip_device_targets=tuple(pip_device_targets([p.name for p in site.glob("*.dist-info")])),
     )
 
 
@@ -429,7 +614,7 @@ def layout_kind(name: str, is_file: Callable[[str], bool], is_dir: Callable[[str
     """Which toolkit layout a root of this name is, from what lies under it (the predicates take
     root-relative paths); None: not a ROCm toolkit. Pure, so that a folder (detect_layout) and a
     tarball's member list (build/ci_build, before it is extracted) are told apart the same way."""
-    if name == PIP_CORE:
+    if name in (PIP_CORE, PIP_DEVEL):
         return THEROCK_PIP
     if is_file("share/therock/therock_manifest.json") or (exists("lib/llvm/bin/clang") and is_dir("lib/rocm_sysdeps")):
         return THEROCK
@@ -453,10 +638,11 @@ def detect_layout(root: Path) -> Layout:
         return pip_layout(root)
     if kind == THEROCK:
         return Layout(THEROCK, root, root / "include", (root / "lib",), (root / "lib/cmake",),
-                      (root / "lib/llvm/bin/clang",), (root / "bin/hipcc",))
-    if kind == OPT_ROCM:
+                      (root / "lib/llvm/bin/clang",), (root / "bin/hipcc",), kpack_dirs=(root / KPACK_DIR,))
+    if kind == OPT_ROCM:  # a multi-arch tarball extracted to /opt/rocm-X keeps its .kpack/
         return Layout(OPT_ROCM, root, root / "include", (root / "lib",), (root / "lib/cmake",),
-                      (root / "llvm/bin/clang", root / "lib/llvm/bin/clang"), (root / "bin/hipcc",))
+                      (root / "llvm/bin/clang", root / "lib/llvm/bin/clang"), (root / "bin/hipcc",),
+                      kpack_dirs=(root / KPACK_DIR,))
     if kind == MULTIARCH:
         triplet_dirs = [root / "lib" / t for t in MULTIARCH_TRIPLETS if (root / "lib" / t).is_dir()]
         return Layout(MULTIARCH, root, root / "include", tuple(triplet_dirs), tuple(d / "cmake" for d in triplet_dirs),
@@ -583,6 +769,8 @@ def rocm_release(layout: Layout, warnings: list[str]) -> tuple[str, str, dict | 
             if not isinstance(data, dict):
                 raise ValueError("not an object")
             therock = {k: data[k] for k in ("the_rock_commit", "rocm_version", "rocm_package_version") if k in data}
+            flags = data.get("flags")
+            therock["kpack_split"] = isinstance(flags, dict) and flags.get("KPACK_SPLIT_ARTIFACTS") in (True, "ON", "1", 1)
             dist = _read(layout.root / "share/therock/dist_info.json")
             if dist is not None:
                 info = json.loads(dist)
@@ -687,16 +875,26 @@ def find_rocm_config(root: Path) -> RocmConfig:
             "install the HIP runtime (Debian/Ubuntu: libamdhip64-dev; /opt/rocm: hip-runtime-amd)"
         )
     version, source, therock = rocm_release(layout, warnings)
+    packs, manifests = find_kernel_packs(layout.kpack_dirs)
+    kpack_split = bool(packs or manifests or layout.pip_device_targets or (therock or {}).get("kpack_split")
+                       or any(d.is_dir() for d in layout.kpack_dirs))
+    if kpack_split and therock is None:  # a multi-arch tarball extracted where its manifest is not read
+        therock = {}
+    if therock is not None:
+        therock["release_format"] = "multi-arch" if kpack_split else "per-family (legacy)"
     if layout.name == THEROCK_PIP:
         # The family of the device code is that of the _rocm_sdk_libraries_<family> package
         # (None for the multi-arch _rocm_sdk_libraries, or several families side by side).
         therock = (therock or {}) | {"family": layout.therock_family,
-                                     "pip_packages": sorted({str(Path(d).parent) for d in layout.library_dirs})}
+                                     "pip_packages": sorted({str(Path(d).parent) for d in layout.library_dirs}),
+                                     "pip_device_targets": list(layout.pip_device_targets)}
     parsed = parse_dotted(version)
     assert parsed is not None  # rocm_release only returns parseable versions
+    parsed_full = parse_rocm_version(version)
     clang, clang_ver, targets = find_clang(layout)
     hipcc = next((p for p in layout.hipcc_candidates if os.access(p, os.X_OK)), None)
     missing = missing_libraries(libraries)
+    kpack_runtime = find_shared_library(layout, "librocm_kpack")
     return RocmConfig(
         rocm_toolkit_path=str(root),
         layout=layout.name,
@@ -705,6 +903,7 @@ def find_rocm_config(root: Path) -> RocmConfig:
         rocm_major=parsed[0],
         rocm_version_number=version_number(parsed),
         rocm_version_source=source,
+        rocm_version_kind=parsed_full.kind if parsed_full else "unknown",
         hip_version=hip,
         hip_version_number=hip_version_number(hip),
         clang_path=str(clang),
@@ -714,6 +913,10 @@ def find_rocm_config(root: Path) -> RocmConfig:
         device_libs_path=str(find_device_libs(layout, clang)),
         amdgpu_targets_supported=targets,
         therock=therock,
+        kpack_split=kpack_split,
+        kernel_packs=[dataclasses.asdict(p) for p in packs],
+        kernel_pack_manifests=[dataclasses.asdict(m) for m in manifests],
+        kpack_runtime=str(kpack_runtime) if kpack_runtime else None,
         libraries=libraries,
         missing_libraries=missing,
         awaited_headers=[str(layout.include_dir / spec.header) for spec in LIBRARIES if spec.name in missing],
@@ -726,6 +929,11 @@ def find_rocm_config(root: Path) -> RocmConfig:
 SEARCH_ORDER_TEXT = "$ROCM_PATH, /opt/rocm, /opt/rocm-* (newest first), /usr"
 
 
+def _version_key(text: str) -> tuple:
+    parsed = parse_rocm_version(text)
+    return (1, parsed.sort_key()) if parsed else (0,)
+
+
 def search_order(env: dict[str, str]) -> list[Path]:
     """Where to look when no --rocm-path is given: SEARCH_ORDER_TEXT."""
     order = []
@@ -733,7 +941,7 @@ def search_order(env: dict[str, str]) -> list[Path]:
         order.append(Path(env["ROCM_PATH"]))
     order.append(Path("/opt/rocm"))
     versioned = [Path(p) for p in glob.glob("/opt/rocm-*")]
-    versioned.sort(key=lambda p: parse_dotted(p.name[len("rocm-"):]) or (0, 0, 0), reverse=True)
+    versioned.sort(key=lambda p: _version_key(p.name[len("rocm-"):]), reverse=True)
     order += versioned
     order.append(Path("/usr"))
     return order
@@ -765,8 +973,14 @@ def format_text(config: RocmConfig) -> str:
         f"  hipcc           {config.hipcc_path}",
         f"  device libs     {config.device_libs_path}",
         f"  amdgpu targets  {' '.join(config.amdgpu_targets_supported)}",
-        "  libraries:",
     ]
+    if config.therock is not None:
+        lines.append(f"  TheRock         {config.therock.get('release_format')} release ({config.rocm_version_kind})")
+    if config.kpack_split:
+        targets = kernel_pack_targets([p["path"] for p in config.kernel_packs])
+        lines.append(f"  kernel packs    {len(config.kernel_packs)} for {' '.join(targets) or '(none installed)'}"
+                     f"; runtime {config.kpack_runtime or '(librocm_kpack not found)'}")
+    lines.append("  libraries:")
     for name, lib in sorted(config.libraries.items()):
         lines.append(f"    {name:<12} {lib.version or '?':<12} {lib.library or '(header-only)'}")
     lines += [f"  warning: {w}" for w in config.warnings]
@@ -791,12 +1005,16 @@ def split_targets(value: str) -> list[str]:
 def device_code_targets(config: RocmConfig, family: str) -> tuple[list[str] | None, str]:
     """(the targets a TheRock toolkit has device code for, where that was read); (None, "") when
     nothing limits them (not TheRock, or a TheRock tree with neither dist_info.json nor a family)."""
+    if config.kpack_split:  # a multi-arch release: what its kernel packs hold, whatever its name says
+        where = sorted({str(Path(p["path"]).parent) for p in config.kernel_packs})
+        return (kernel_pack_targets([p["path"] for p in config.kernel_packs]),
+                f"its kernel packs ({', '.join(where) or 'none installed'})")
     if config.layout not in (THEROCK, THEROCK_PIP):
         return None, ""
     dist = (config.therock or {}).get("dist_amdgpu_targets")
     if dist:
         return list(dist), "its share/therock/dist_info.json"
-    if not family:
+    if not family or family == MULTIARCH_FAMILY:
         return None, ""
     covered = family_targets(family)
     if covered is None:
@@ -826,12 +1044,27 @@ class TargetChoice:
     device_code_source: str  # where that limit was read ("its family gfx94X-dcgpu")
 
 
+def device_code_remedy(layout: str, version: str = "<version>") -> str:
+    """How a user adds device code for a target a multi-arch TheRock toolkit lacks: the
+    package (pip) or the tarball that holds its kernel packs."""
+    if layout == THEROCK_PIP:
+        return ("install its device package from TheRock's multi-arch index beside the others: "
+                "pip install \"rocm[device-<target>]\" (the package rocm-sdk-device-<target>)")
+    return (f"use a multi-arch TheRock tarball with its kernel packs: the full "
+            f"therock-dist-linux-{MULTIARCH_FAMILY}-{version}.tar.gz, or the per-family "
+            f"therock-dist-linux-<family>-{version}.tar.gz of its family")
+
+
 def choose_targets(config: RocmConfig, requested: Sequence[str], defaults: Sequence[str], family: str) -> TargetChoice:
     """The build's default amdgpu targets: those requested, else default_targets(defaults);
     raises RocmNotFound naming the fix. Requested targets are not checked here: they become
     --//rocm:amdgpu_targets' default, and every value of that flag is checked at analysis
     against what this returns (rocm/private/amdgpu_targets.bzl), the one check of them."""
     covered, where = device_code_targets(config, family)
+    if covered == []:  # nothing to ask for, whatever is requested
+        raise RocmNotFound(
+            f"{config.rocm_toolkit_path} is a multi-arch TheRock release without device code: no kernel packs "
+            f"in {where.removeprefix('its kernel packs ')}; {device_code_remedy(config.layout, config.rocm_version)}")
     if requested:
         return TargetChoice(list(requested), "requested (TF_ROCM_AMDGPU_TARGETS)", covered, where)
     targets, origin = default_targets(defaults, covered, where)
@@ -857,12 +1090,29 @@ def answer(config: RocmConfig, requested: Sequence[str], defaults: Sequence[str]
         "family": family or None,
         "device_code_targets": choice.device_code_targets,
         "device_code_source": choice.device_code_source or None,
+        "device_code_remedy": device_code_remedy(config.layout, config.rocm_version) if config.kpack_split else None,
         "allowed_targets": allowed_targets(config.amdgpu_targets_supported, choice.device_code_targets),
     }
     note = "" if requested or choice.targets == list(defaults) else f"amdgpu targets {','.join(choice.targets)} ({choice.origin})"
     return json.loads(config.to_json()) | {"therock": therock, "amdgpu_targets": choice.targets,
                                            "amdgpu_targets_origin": choice.origin, "amdgpu_targets_note": note,
+                                           "smi_library": smi_library(config.rocm_version_number, config.libraries,
+                                                                      config.missing_libraries),
                                            "therock_pip_families": list(THEROCK_PIP_FAMILIES)}
+
+
+# The ROCm release from which RCCL links libamd_smi instead of librocm_smi64 (the two cannot
+# share a process): XLA's :smi alias takes AMD SMI from this version number on.
+AMD_SMI_FROM = 71300
+
+
+def smi_library(version_number: int, libraries: dict, missing: dict) -> str:
+    """The SMI library @local_config_rocm//rocm:smi stands for: amdsmi from ROCm 7.13 on, rocm_smi
+    before, as XLA chooses; the other one where the toolkit has only that (what is linked must
+    be what the toolkit ships). Pure."""
+    want, other = ("amdsmi", "rocm_smi") if version_number >= AMD_SMI_FROM else ("rocm_smi", "amdsmi")
+    has = {name for name in libraries if name not in missing}
+    return other if want not in has and other in has else want
 
 
 def suggest_family(targets: Sequence[str]) -> str:
