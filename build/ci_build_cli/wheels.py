@@ -115,9 +115,12 @@ def query_files(bazel: list[str], flags: list[str], target: str) -> QueriedFiles
 
 def events_file() -> Path:
     """Where a wheel build writes its build events (Bazel's --build_event_json_file): a folder of
-    this user's for this checkout under /tmp, which the sandbox mounts at the same path."""
+    this user's for this checkout and this ci_build process under /tmp, which the sandbox mounts
+    at the same path. The process is in the name because another ci_build of the same checkout
+    that holds no lock of this one's (another XDG_CACHE_HOME, the unit tests' in-process runs)
+    would otherwise empty and remove the folder under a running build."""
     digest = hashlib.sha256(str(CHECKOUT).encode()).hexdigest()[:12]
-    return Path("/tmp") / f"ci_build-{os.getuid()}-{digest}" / "wheel-events.json"
+    return Path("/tmp") / f"ci_build-{os.getuid()}-{digest}-{os.getpid()}" / "wheel-events.json"
 
 
 def event_flags(events: Path) -> list[str]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,6 +87,11 @@ def test_the_events_file_is_this_users_and_this_checkouts_under_tmp():
     events = wheels.events_file()
     assert events.parent.parent == Path("/tmp") and str(os.getuid()) in events.parent.name
     assert events == wheels.events_file()  # the same path each time: a dry run prints what a run runs
+    # Another ci_build of this checkout (another process) writes elsewhere: it cannot empty or
+    # remove this one's folder while this one builds (seen: the unit tests beside a real run).
+    other = subprocess.run([sys.executable, "-c", "from build.ci_build_cli import wheels; print(wheels.events_file())"],
+                           cwd=CHECKOUT, capture_output=True, text=True, check=True).stdout.strip()
+    assert Path(other) != events and Path(other).parent.parent == events.parent.parent
 
 
 def test_an_earlier_events_file_is_removed_and_a_foreign_folder_refused(tmp_path):
