@@ -6,7 +6,10 @@
 
 The sha256 is computed from the archive (streamed, any size), and the archive is
 checked to hold the pin's strip_prefix (e.g. xla-<commit>/) before the pin is written,
-so a pin can only name an archive that Bazel will accept. Prints the old and new pin.
+so a pin can only name an archive that Bazel will accept. JAX's pin also records what
+ci_build checks its inputs against before anything is downloaded, read from the archive:
+its release (jax/version.py) and the Pythons it builds for (one per
+build/requirements_lock_3_NN.txt, source_tree.pythons_of). Prints the old and new pin.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+from third_party.gpus.extract_archive import UnsafeArchive
+from third_party.private import source_tree
 from tools.digest import sha256_of
 
 CHECKOUT = Path(__file__).resolve().parent.parent
@@ -72,6 +77,16 @@ def updated_pin(pin: dict, update: Update, tops: set[str]) -> dict:
     return new
 
 
+def jax_tree_facts(archive: Path) -> dict:
+    """What JAX's pin records of its tree: the release and the Pythons it builds for."""
+    release, _ = source_tree.identify(archive)
+    pythons = source_tree.tree_pythons(archive)
+    if not release or not pythons:
+        raise PinError(f"{archive} has no {'jax/version.py' if not release else 'build/requirements_lock_3_NN.txt'}: "
+                       "is it an archive of JAX's tree?")
+    return {"release": release, "pythons": list(pythons)}
+
+
 def download(url: str, dest: Path) -> None:
     print(f"update_pins: downloading {url}", file=sys.stderr)
     with urllib.request.urlopen(url, timeout=60) as response, open(dest, "wb") as out:
@@ -101,11 +116,13 @@ def main(argv: list[str] | None = None) -> int:
             if not archive.is_file():
                 raise PinError(f"{archive} is not a file")
             new = updated_pin(pin, Update(wanted, sha256_of(archive), args.url), top_level_names(archive))
-    except (PinError, OSError) as exc:
+            if args.name == "jax":
+                new.update(jax_tree_facts(archive))
+    except (PinError, UnsafeArchive, OSError) as exc:
         print(f"update_pins: {exc}", file=sys.stderr)
         return 1
     path.write_text(json.dumps(new, indent=2) + "\n")
-    for key in ("commit", "version", "sha256", "urls"):
+    for key in ("commit", "version", "sha256", "urls", "release", "pythons"):
         if pin.get(key) != new.get(key):
             print(f"{path.relative_to(CHECKOUT)}: {key}: {pin.get(key)} -> {new.get(key)}")
     return 0

@@ -72,6 +72,38 @@ def test_an_archive_of_another_commit_is_refused_and_the_pin_kept(checkout, tmp_
     assert f"no pin named 'nonesuch'; pins: {known}" in capsys.readouterr().err
 
 
+def jax_archive(path: Path, files: dict[str, str]) -> Path:
+    with tarfile.open(path, "w:gz") as t:
+        for name, text in files.items():
+            info = tarfile.TarInfo(f"jax-jax-v0.10.2/{name}")
+            info.size = len(text.encode())
+            t.addfile(info, io.BytesIO(text.encode()))
+    return path
+
+
+def test_jaxs_pin_records_the_release_and_the_pythons_of_its_archive(checkout, tmp_path, capsys):
+    """What ci_build checks --python-versions against before anything is downloaded
+    (sources.pinned_pythons): read from the archive pinned, never typed."""
+    archive = jax_archive(tmp_path / "jax.tar.gz", {
+        "jax/version.py": '_version = "0.11.0"\n', "build/requirements_lock_3_12.txt": "#",
+        "build/requirements_lock_3_14.txt": "#", "build/requirements_lock_3_13.txt": "#", "build/requirements_lock_3_14_ft.txt": "#"})
+    assert update_pins.main(["jax", "--commit", COMMIT, "--archive", str(archive)]) == 0
+    pin = json.loads((checkout / "third_party/jax/pin.json").read_text())
+    assert (pin["release"], pin["pythons"]) == ("0.11.0", ["3.12", "3.13", "3.14"])
+    out = capsys.readouterr().out
+    assert "release: 0.10.2 -> 0.11.0" in out and "pythons: ['3.11', '3.12', '3.13', '3.14'] -> ['3.12', '3.13', '3.14']" in out
+    before = (checkout / "third_party/jax/pin.json").read_text()
+    bare = jax_archive(tmp_path / "bare.tar.gz", {"jax/version.py": '_version = "0.11.0"\n'})
+    assert update_pins.main(["jax", "--commit", COMMIT, "--archive", str(bare)]) == 1
+    assert "has no build/requirements_lock_3_NN.txt: is it an archive of JAX's tree?" in capsys.readouterr().err
+    assert (checkout / "third_party/jax/pin.json").read_text() == before
+
+
+def test_the_other_pins_record_no_pythons():
+    assert [p.parent.name for p in sorted(CHECKOUT.glob("third_party/*/pin.json"))
+            if "pythons" in json.loads(p.read_text())] == ["jax"]
+
+
 def test_prefetch_selects_exactly_the_pinned_wheel_files():
     wheels, others = prefetch.pinned_wheels()
     by_name = {w.filename: w for w in wheels}

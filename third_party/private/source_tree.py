@@ -31,6 +31,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from third_party.gpus import extract_archive as archives
@@ -77,6 +78,30 @@ def version_of(version_py: str) -> str | None:
     """JAX's release from jax/version.py (`_version = "0.10.2"`)."""
     match = re.search(r'^_version(?:\s*:\s*str)?\s*=\s*["\']([^"\']+)["\']', version_py, re.MULTILINE)
     return match.group(1) if match else None
+
+
+# JAX records each Python its build makes jaxlib for by the lock file of its requirements
+# for that Python (build/requirements_lock_3_12.txt), which its MODULE.bazel and WORKSPACE
+# name by version; `_ft` ones are the free-threaded builds, which this project does not make.
+PYTHON_LOCK = re.compile(r"build/requirements_lock_3_(\d+)\.txt")
+
+
+def pythons_of(names: Iterable[str]) -> tuple[str, ...]:
+    """The Pythons a JAX tree builds for, from its tree-relative file names: one "3.NN" per
+    build/requirements_lock_3_NN.txt, oldest first; () for a tree that has none."""
+    minors = {int(match.group(1)) for name in names if (match := PYTHON_LOCK.fullmatch(name))}
+    return tuple(f"3.{minor}" for minor in sorted(minors))
+
+
+def tree_pythons(source: Path) -> tuple[str, ...]:
+    """pythons_of a JAX checkout's or archive's files (an archive read to its end under the one
+    archive policy, its one top folder stripped)."""
+    if source.is_dir():
+        build = source / "build"
+        return pythons_of(f"build/{entry.name}" for entry in build.iterdir() if entry.is_file()) if build.is_dir() else ()
+    contents, prefix = _read(source, lambda rel: False)
+    return pythons_of(relative for entry in contents.entries
+                      if entry.kind == "file" and (relative := _in_tree(entry.name, prefix)) is not None)
 
 
 def strip_top(names: list[str]) -> str:
