@@ -38,6 +38,35 @@ def test_layer_hash_chain_changes_from_the_changed_layer_up():
     assert all(a != b for a, b in zip(layers.layer_hashes([changed_base, minimal, full]), before))
 
 
+def test_python_3_15_is_added_on_request_and_kept_by_the_profiles_ensure():
+    """No profile holds it (a changed root starts a new action cache); `ensure --python=3.15`
+    extends the root there is, full or minimal, and ci_build's `ensure --rocm=full` leaves it."""
+    minimal, full = layers.PROFILES["minimal"], layers.PROFILES["full"]
+    assert all(layers.PYTHON_315 not in profile for profile in layers.PROFILES.values())
+    have_full = layers.stamp_for(full, 0)
+    asked = layers.wanted_layers("minimal", ["3.15"], have_full)  # ensure's default profile, on a full root
+    assert asked == (*full, layers.PYTHON_315)
+    assert layers.plan(have_full, asked).action == "extend" and layers.plan(have_full, asked).todo == (layers.PYTHON_315,)
+    with_315 = layers.stamp_for(asked, 0)
+    for profile in ("minimal", "full"):
+        assert layers.plan(with_315, layers.wanted_layers(profile, [], with_315)).action == "none"
+        assert layers.plan(with_315, layers.wanted_layers(profile, ["3.15"], with_315)).action == "none"
+    assert layers.wanted_layers("minimal", ["3.15"], None) == (*minimal, layers.PYTHON_315)
+    assert layers.wanted_layers("full", ["3.15", "3.15"], layers.stamp_for(minimal, 0)) == (*full, layers.PYTHON_315)
+    assert layers.wanted_layers("full", [], have_full) == full
+    assert "python3.15-dev" in layers.PYTHON_315.packages and set(layers.OPTIONAL_PYTHONS) == {"3.15"}
+
+
+def test_ensure_takes_python_and_refuses_one_it_cannot_add(capsys):
+    from tools.sandbox import cli
+    parsed = cli.parser().parse_args(["ensure", "--rocm=full", "--python=3.15"])
+    assert (parsed.rocm, parsed.python) == ("full", ["3.15"])
+    assert cli.parser().parse_args(["ensure"]).python == []
+    with pytest.raises(SystemExit):
+        cli.parser().parse_args(["ensure", "--python=3.16"])
+    assert "invalid choice: '3.16'" in capsys.readouterr().err
+
+
 def test_plan_none_extend_build():
     minimal, full = layers.PROFILES["minimal"], layers.PROFILES["full"]
     assert layers.plan(None, minimal).action == "build"
@@ -280,7 +309,7 @@ def test_without_mmdebstrap_the_check_says_so_before_anything_is_made(monkeypatc
     assert "needs mmdebstrap" in str(e.value) and "apt-get install mmdebstrap uidmap" in str(e.value)
     assert "\n" not in str(e.value) and "as root" in str(e.value)
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("root-*")), "nothing built"
-    monkeypatch.setattr(build, "up_to_date", lambda paths, profile: True)
+    monkeypatch.setattr(build, "up_to_date", lambda paths, profile, pythons=(): True)
     build.check_prerequisites(paths, "minimal")  # a built root needs no mmdebstrap
 
 

@@ -27,7 +27,7 @@ from typing import Callable, Iterable, Sequence
 from . import SandboxError, fmt_secs, log
 from .cache import Paths, flock, try_flock_exclusive
 from .environment import host_ca_bundle, sandbox_env, standard_binds
-from .layers import PROFILES, REQUIRED_FREE_GB, STAMP, SUITE, Layer, Plan, Stamp, layers_of, plan, root_id, stamp_for
+from .layers import REQUIRED_FREE_GB, STAMP, SUITE, Layer, Plan, Stamp, layers_of, plan, root_id, stamp_for, wanted_layers
 from .namespaces import NO_SANDBOX, Bind, Enter, enter, rootless, rootless_maps
 
 
@@ -324,29 +324,30 @@ def require_privileges() -> None:
         rootless_maps()
 
 
-def up_to_date(paths: Paths, profile: str) -> bool:
-    """Whether the current root serves `profile` as it is: `ensure` would do nothing."""
+def up_to_date(paths: Paths, profile: str, pythons: Sequence[str] = ()) -> bool:
+    """Whether the current root serves `profile` (and the optional `pythons`) as it is: `ensure`
+    would do nothing."""
     root = current_root(paths)
     stamp = read_stamp(root) if root else None
-    return (plan(stamp, PROFILES[profile]).action == "none" and root is not None
+    return (plan(stamp, wanted_layers(profile, pythons, stamp)).action == "none" and root is not None
             and not missing_probes(root, layers_of(stamp)))
 
 
-def check_prerequisites(paths: Paths, profile: str) -> None:
+def check_prerequisites(paths: Paths, profile: str, pythons: Sequence[str] = ()) -> None:
     """What `ensure` needs of this machine, checked before anything is downloaded or built:
     nothing when the root is up to date; else root, or user namespaces, uidmap, subordinate
     ids and mmdebstrap. A SandboxError names the first thing missing and who can add it."""
-    if up_to_date(paths, profile):
+    if up_to_date(paths, profile, pythons):
         return
     require_privileges()
     if rootless() and shutil.which("mmdebstrap") is None:
         raise SandboxError(NO_MMDEBSTRAP)
 
 
-def ensure(paths: Paths, profile: str, mirror: str) -> Path:
+def ensure(paths: Paths, profile: str, mirror: str, pythons: Sequence[str] = ()) -> Path:
+    """The root of `profile`, with the optional `pythons` (layers.OPTIONAL_PYTHONS) added."""
     require_privileges()
-    wanted = PROFILES[profile]
-    if up_to_date(paths, profile):
+    if up_to_date(paths, profile, pythons):
         root = current_root(paths)
         log(f"up to date, nothing to do ({root.name}: {', '.join(n for n, _ in read_stamp(root).layers)})")
         return root
@@ -360,6 +361,7 @@ def ensure(paths: Paths, profile: str, mirror: str) -> Path:
                 stamp = None
         elif root is not None:
             log(f"root {root.name} has no valid stamp; rebuilding it")
+        wanted = wanted_layers(profile, pythons, stamp)
         p = plan(stamp, wanted)
         if p.action == "none":
             assert root is not None

@@ -5,7 +5,9 @@ The host is Debian 12 (no modern Bazel, no ROCm). Debian sid packages
 libc, so they live in a root filesystem that this tool builds, keeps up to date
 and enters:
 
-  ensure [--rocm=minimal|full]   build or update the root (idempotent, atomic, locked)
+  ensure [--rocm=minimal|full] [--python=3.15]
+                                 build or update the root (idempotent, atomic, locked); --python
+                                 adds Debian's Python of that version, which no profile holds
   run [--] CMD...                run CMD inside it, with this checkout at the same path
   info                           Bazel / clang / HIP versions and the root's size
   clean [--all|--action-cache]   remove the root (--all: every cache; --action-cache: that cache alone)
@@ -52,7 +54,7 @@ from .environment import (
     sandbox_env,
     standard_binds,
 )
-from .layers import DEFAULT_MIRROR, DEFAULT_PROFILE, PROFILES
+from .layers import DEFAULT_MIRROR, DEFAULT_PROFILE, OPTIONAL_PYTHONS, PROFILES
 from .namespaces import Enter, enter
 from .output_bases import orphans, output_bases
 
@@ -60,12 +62,12 @@ from .output_bases import orphans, output_bases
 def cmd_ensure(args: argparse.Namespace, paths: Paths) -> int:
     if args.check:
         try:
-            check_prerequisites(paths, args.rocm)
+            check_prerequisites(paths, args.rocm, args.python)
         except SandboxError as e:
             log(f"error: {e}")
             return 2
         return 0
-    ensure(paths, args.rocm, args.mirror)
+    ensure(paths, args.rocm, args.mirror, args.python)
     return 0
 
 
@@ -261,6 +263,10 @@ def parser() -> argparse.ArgumentParser:
                    help="minimal: hipcc, HIP runtime and headers, rocm-core, device libs; "
                         "full: also rocBLAS, hipBLAS(Lt), hipSOLVER, hipSPARSE, hipFFT, hipRAND, RCCL, MIOpen, rocPRIM, hipCUB, "
                         "ROCm SMI, rocminfo, and hwloc (default: %(default)s; a full root satisfies minimal)")
+    e.add_argument("--python", action="append", default=[], choices=sorted(OPTIONAL_PYTHONS), metavar="X.Y",
+                   help=f"also install Debian's Python X.Y with its headers ({', '.join(sorted(OPTIONAL_PYTHONS))}), for a "
+                        "JAX tree that builds for it: no profile holds it; the root keeps it for every later ensure "
+                        "until a change of the package set rebuilds the root (repeatable)")
     e.add_argument("--check", action="store_true",
                    help="only check that this machine can build the root where it must (root, or mmdebstrap, uidmap and "
                         "subordinate ids): exit 2 with one line naming what is missing, before anything is downloaded")

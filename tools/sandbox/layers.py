@@ -149,6 +149,18 @@ PROFILES: dict[str, tuple[Layer, ...]] = {
     "minimal": (BASE, ROCM_MINIMAL),
     "full": (BASE, ROCM_MINIMAL, ROCM_FULL, JAX_KERNEL_DEPS, ROCM_SOLVER, WHEEL_TOOLS, XLA_RUNTIME_DEPS, PYTHON_313),
 }
+# Pythons a root gets only on request (`ensure --python=3.15`), for a JAX tree that builds for
+# them (ci_build builds for the Pythons the JAX tree names; JAX 0.10.2 to 0.11 name 3.11 to 3.14).
+# Debian sid's 3.15 is 8 packages, 71 MB installed, and its numpy is Debian's python3-numpy
+# (built for 3.14 and 3.15), already in `full`. It is in no profile: a root that changes gets a
+# copy of the whole root and a new, empty action cache (action_cache.py: named by the root's
+# packages), so every build would start cold once, for a Python no JAX release builds for yet.
+PYTHON_315 = Layer(
+    name="python-3.15",
+    packages=("python3.15-dev", "python3.15-venv"),
+    probes=("usr/include/python3.15/Python.h",),
+)
+OPTIONAL_PYTHONS: dict[str, Layer] = {"3.15": PYTHON_315}
 DEFAULT_PROFILE = "minimal"
 # Free space an `ensure` needs before it starts (measured roots: 3.0 and 9.3 GB,
 # plus the downloaded packages).
@@ -209,6 +221,21 @@ def plan(current: Stamp | None, wanted: Sequence[Layer]) -> Plan:
     # Neither is a prefix of the other, so they differ within the shorter one.
     changed = next(w[0] for w, h in zip(want, have) if w != h)
     return Plan("build", tuple(wanted), f"package set of layer '{changed}' changed")
+
+
+def wanted_layers(profile: str, pythons: Sequence[str], current: Stamp | None) -> tuple[Layer, ...]:
+    """What an `ensure` of `profile` with the optional `pythons` (OPTIONAL_PYTHONS) wants: the
+    profile's layers; with pythons, the current root's when it serves the profile already (so
+    that asking for a Python extends a full root, never trades it for a minimal one), then the
+    layer of each Python it lacks. A root that holds one keeps it for every later `ensure` of a
+    profile it serves; a rebuild (a profile's layer changed) drops it, until asked again."""
+    wanted = tuple(PROFILES[profile])
+    if not pythons:
+        return wanted
+    if current is not None and plan(current, wanted).action == "none":
+        wanted = tuple(layers_of(current))
+    names = {layer.name for layer in wanted}
+    return wanted + tuple(OPTIONAL_PYTHONS[v] for v in dict.fromkeys(pythons) if OPTIONAL_PYTHONS[v].name not in names)
 
 
 def root_id(layers: Sequence[Layer]) -> str:
