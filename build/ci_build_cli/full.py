@@ -19,7 +19,7 @@ from third_party.gpus import extract_archive
 from third_party.private import source_tree
 from tools import full_closure
 
-from . import inputs, pythons, sandbox, toolkit
+from . import inputs, pythons, sandbox, sources, toolkit
 from .paths import CACHE, CHECKOUT
 from .pythons import Interpreter
 from .request import Request
@@ -126,9 +126,18 @@ NATIVE_TARGETS = ["//:xla_rocm_plugin", "//:rocm_extensions"]
 
 
 def sandbox_python(request: Request) -> Interpreter:
-    """The Python `native` and `preflight` build JAX's modules for in full mode: the sandbox's first."""
+    """The Python `native` and `preflight` build JAX's modules for in full mode: the sandbox's
+    first of those the JAX tree builds for (InputError where it has none of them)."""
+    tree = sources.jax_pythons(request.source_dirs.get("jax"))
     found = pythons.find_interpreters(make_sandbox=not request.dry_run)
-    inside = [i for i in (found if found is not None else pythons.assumed_sandbox_interpreters()) if i.bind is None]
+    if found is None:
+        found = pythons.assumed_sandbox_interpreters(tree.pythons)
+    inside = [i for i in found if i.bind is None and i.version in tree.pythons]
+    if not inside:
+        have = ", ".join(i.version for i in found if i.bind is None) or "none"
+        raise inputs.InputError(f"{tree} builds jaxlib for Python {', '.join(tree.pythons)}, and the sandbox has none "
+                                f"of them (it has {have}): add one (python3 -m tools.sandbox ensure --help), or build "
+                                "from another JAX tree")
     return inside[0]
 
 

@@ -23,9 +23,6 @@ class InputError(Exception):
 # A ROCm release as toolkits and TheRock name them: 7.2.4, 7.2, 7.10.0a20251120, 7.13.0rc1.
 _ROCM_VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?(?:[a-z]+\d*)?$")
 _PYTHON = re.compile(r"^3\.\d{1,2}$")
-# The Pythons JAX publishes jaxlib and plugin wheels for (upstream's ci_build default): a
-# plugin wheel for another would have no jaxlib to go with it.
-PUBLISHED_PYTHONS = ("3.11", "3.12", "3.13", "3.14")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 # JAX's release numbers, in PEP 440's normal form (no leading zeros): what wheel_builder.py's
 # Version takes as the base of every kind of wheel version.
@@ -79,11 +76,23 @@ def python_versions(value: str) -> str:
     bad = [v for v in versions if not _PYTHON.match(v)]
     if bad:
         raise InputError(f"--python-versions: {', '.join(bad)} is not a Python version: give major.minor, e.g. 3.11,3.14")
-    unpublished = [v for v in versions if v not in PUBLISHED_PYTHONS]
-    if unpublished:
-        raise InputError(f"--python-versions: JAX publishes no jaxlib for Python {', '.join(unpublished)}, so a plugin wheel "
-                         f"for it could not be used: name {', '.join(PUBLISHED_PYTHONS[:-1])} or {PUBLISHED_PYTHONS[-1]}")
     return ",".join(versions)
+
+
+def _listed(versions: Iterable[str], last: str = "and") -> str:
+    versions = list(versions)
+    return ", ".join(versions[:-1]) + f" {last} " + versions[-1] if len(versions) > 1 else "".join(versions)
+
+
+def pythons_of_the_tree(value: str, supported: tuple[str, ...], jax: str) -> None:
+    """--python-versions (checked: python_versions) against the Pythons the JAX tree builds
+    for, `supported`, from `jax` (e.g. "JAX 0.11.0 (--jax-source-dir=...)"): a plugin wheel for
+    another would have no jaxlib of that tree to go with it."""
+    refused = [v for v in value.split(",") if v not in supported]
+    if refused:
+        raise InputError(f"--python-versions={value}: {jax} builds jaxlib for Python {_listed(supported)}, not "
+                         f"{_listed(refused, 'or')}: name {'that' if len(supported) == 1 else 'some of those'}, or give a "
+                         f"JAX tree that supports {_listed(refused)} (--jax-source-dir=PATH)")
 
 
 def sha256(value: str, name: str = "--therock-sha256", where: str = "") -> str:

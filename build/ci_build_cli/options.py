@@ -92,8 +92,10 @@ OPTIONS = (
         choices=("minimal", "full"), default="full",
         help="ROCm package set of the sandbox (default: %(default)s, what the ROCm wheels need)"), ("doctor",)),
     Option(("--python-versions",), WHEELS, dict(
-        metavar="LIST", help="e.g. 3.11,3.14 (default: those of 3.11 to 3.14, the Pythons JAX publishes for, that an "
-                             "interpreter with headers serves, in the sandbox or on the host; each left out is named)"),
+        metavar="LIST", help="e.g. 3.11,3.14 (default: those of the Pythons the JAX tree builds for, one "
+                             "build/requirements_lock_3_NN.txt each (JAX 0.10.2: 3.11 to 3.14), that an interpreter "
+                             "with headers serves, in the sandbox or on the host; each left out is named; one the tree "
+                             "does not build for is refused)"),
         DIST_WHEELS),
     Option(("--host-toolchain",), WHEELS, dict(
         choices=("manylinux_2_28", "sandbox"), default="manylinux_2_28",

@@ -1,15 +1,21 @@
 """The CPython interpreters wheels are built for: the sandbox's and the host's, with headers;
-in host mode (--host) every python3.X on PATH with headers, /usr's included."""
+in host mode (--host) every python3.X on PATH with headers, /usr's included. By default, those
+of the Pythons the JAX tree builds for (sources.jax_pythons: its build/requirements_lock_3_NN.txt)."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from .inputs import PUBLISHED_PYTHONS as PUBLISHED, InputError
+from tools.sandbox.layers import OPTIONAL_PYTHONS
+
+from .inputs import InputError
 from .paths import CHECKOUT, SANDBOX
 
 
@@ -24,9 +30,36 @@ class Interpreter:
 PROBE = "import sys, sysconfig; print('%d.%d' % sys.version_info[:2], sys.base_prefix, sysconfig.get_paths()['include'])"
 
 # Each python3.X of the sandbox that has its headers: "X.Y prefix include" lines.
-_SANDBOX_PROBE = ("for exe in " + " ".join(f"/usr/bin/python{v}" for v in PUBLISHED) + "; do "
+_SANDBOX_PROBE = ("for exe in /usr/bin/python3.[0-9] /usr/bin/python3.[0-9][0-9]; do "
                   "[ -x $exe ] && out=$($exe -c \"" + PROBE + "\") && set -- $out && [ -f $3/Python.h ] && echo $out; "
                   "done; true")
+# The python3.X names looked for on the host (PATH).
+_HOST_MINORS = range(10, 20)
+
+# The Pythons to choose from by default and to name when left out: the JAX tree's
+# (sources.jax_pythons), which cli.main sets for the command it runs (choosing_from). A caller
+# with the request at hand passes them as `supported` instead.
+_TREE_PYTHONS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("tree_pythons")
+
+
+@contextlib.contextmanager
+def choosing_from(supported: Sequence[str]) -> Iterator[None]:
+    """Within it, the helpers below choose from `supported` where their caller passes none."""
+    token = _TREE_PYTHONS.set(tuple(supported))
+    try:
+        yield
+    finally:
+        _TREE_PYTHONS.reset(token)
+
+
+def _supported(given: Sequence[str] | None) -> tuple[str, ...]:
+    if given is not None:
+        return tuple(given)
+    try:
+        return _TREE_PYTHONS.get()
+    except LookupError:
+        raise RuntimeError("pythons: no JAX tree's Pythons to choose from: pass supported=, or call within "
+                           "choosing_from (cli.main does)") from None
 
 
 def _probe(cmd: list[str]) -> list[str] | None:
@@ -45,7 +78,7 @@ def find_interpreters(make_sandbox: bool = True) -> list[Interpreter] | None:
     for line in inside.stdout.splitlines() if inside.returncode == 0 else []:
         version = line.split()[0]
         found[version] = Interpreter(version, f"/usr/bin/python{version}", None)
-    candidates = [sys.executable] + [shutil.which(f"python3.{minor}") for minor in range(10, 16)]
+    candidates = [sys.executable] + [shutil.which(f"python3.{minor}") for minor in _HOST_MINORS]
     for exe in filter(None, candidates):
         probe = _probe([exe])
         # The host's /usr is not the sandbox's (that is Debian sid's): only an interpreter
@@ -59,7 +92,7 @@ def find_host_interpreters() -> list[Interpreter]:
     """Host mode: every python3.X on PATH (then the one running ci_build) with headers, under
     /usr too, each at the path PATH gives it; the first of each version wins."""
     found: dict[str, Interpreter] = {}
-    candidates = [shutil.which(f"python3.{minor}") for minor in range(10, 16)] + [sys.executable]
+    candidates = [shutil.which(f"python3.{minor}") for minor in _HOST_MINORS] + [sys.executable]
     for exe in filter(None, candidates):
         probe = _probe([exe])
         if probe and probe[0] not in found and Path(probe[2], "Python.h").exists():
@@ -67,32 +100,41 @@ def find_host_interpreters() -> list[Interpreter]:
     return [found[v] for v in sorted(found, key=lambda v: tuple(map(int, v.split("."))))]
 
 
-def left_out(found: list[Interpreter], host: bool = False) -> list[str]:
-    """One line for each Python JAX publishes for that no interpreter found here serves, saying
-    how to add it in this mode (sandbox, or host mode)."""
+def left_out(found: list[Interpreter], host: bool = False, supported: Sequence[str] | None = None) -> list[str]:
+    """One line for each Python the JAX tree builds for (`supported`) that no interpreter found
+    here serves, saying how to add it in this mode (sandbox, or host mode)."""
     have = ", ".join(i.version for i in found) or "none"
-    return [f"Python {v} left out: no interpreter with headers (found: {have}); " + (
-            f"install python{v} and its headers (python{v}-dev, or pyenv, python.org) so that python{v} is on PATH"
-            if host else
-            f"install python{v} with its headers under a prefix of its own on the host (pyenv, python.org; the "
+    return [f"Python {v} left out: no interpreter with headers (found: {have}); " + _how_to_add(v, host)
+            for v in _supported(supported) if v not in {i.version for i in found}]
+
+
+def _how_to_add(v: str, host: bool) -> str:
+    if host:
+        return f"install python{v} and its headers (python{v}-dev, or pyenv, python.org) so that python{v} is on PATH"
+    debian = (f"add Debian's to the sandbox (python3 -m tools.sandbox ensure --rocm=full --python={v}), or "
+              if v in OPTIONAL_PYTHONS else "")
+    return (f"{debian}install python{v} with its headers under a prefix of its own on the host (pyenv, python.org; the "
             "sandbox's /usr is Debian sid's, not the host's) and it is mounted into the sandbox, or build in host "
             f"mode (--host) with your own python{v}-dev")
-            for v in PUBLISHED if v not in {i.version for i in found}]
 
 
-def assumed_sandbox_interpreters() -> list[Interpreter]:
+def assumed_sandbox_interpreters(supported: Sequence[str] | None = None) -> list[Interpreter]:
     """What a dry run names before the sandbox exists (find_interpreters gave None): each version
-    JAX publishes for, as the sandbox's /usr/bin/python3.X (said in a note)."""
+    the JAX tree builds for, as the sandbox's /usr/bin/python3.X (said in a note)."""
+    versions = _supported(supported)
     print("# the sandbox is not made yet, so its Pythons are not known: the commands below name "
-          f"/usr/bin/python{{{','.join(PUBLISHED)}}}; a run without --dry-run makes it, then looks", file=sys.stderr)
-    return [Interpreter(v, f"/usr/bin/python{v}", None) for v in PUBLISHED]
+          f"/usr/bin/python{{{','.join(versions)}}}; a run without --dry-run makes it, then looks", file=sys.stderr)
+    return [Interpreter(v, f"/usr/bin/python{v}", None) for v in versions]
 
 
-def pick_interpreters(requested: str | None, found: list[Interpreter], host: bool = False) -> list[Interpreter]:
-    """The interpreters asked for (InputError naming each one missing); by default those found
-    of the versions JAX publishes for."""
+def pick_interpreters(requested: str | None, found: list[Interpreter], host: bool = False,
+                      supported: Sequence[str] | None = None) -> list[Interpreter]:
+    """The interpreters asked for (InputError naming each one missing; sources.check_local_sources
+    has refused any the JAX tree does not build for); by default those found of the versions the
+    JAX tree builds for (`supported`)."""
     if not requested:
-        return [i for i in found if i.version in PUBLISHED]
+        versions = _supported(supported)
+        return [i for i in found if i.version in versions]
     by_version = {i.version: i for i in found}
     wanted = [v.strip() for v in requested.split(",") if v.strip()]
     missing = [v for v in wanted if v not in by_version]
@@ -100,6 +142,8 @@ def pick_interpreters(requested: str | None, found: list[Interpreter], host: boo
         have = ", ".join(f"{i.version} ({i.path})" for i in found) or "none"
         first = missing[0]
         how = (f"install python{first} and its headers (python{first}-dev) so that python{first} is on PATH" if host else
+               (f"add Debian's to the sandbox (python3 -m tools.sandbox ensure --rocm=full --python={first}), " if
+                first in OPTIONAL_PYTHONS else "") +
                f"install python{first} with its headers under a prefix of its own (pyenv, python.org: mounted into the "
                f"sandbox), or build in host mode (--host) with your own python{first}-dev")
         raise InputError(f"no interpreter with headers for Python {', '.join(missing)}; found: {have}. "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import urllib.error
@@ -83,7 +84,8 @@ def unreachable_pins(request: Request, timeout: float = 10) -> list[str]:
 
 def check_local_sources(request: Request) -> None:
     """The source trees given on the command line (or by upstream CI's JAXCI_XLA_GIT_DIR) exist
-    and are of the right kind (InputError); not preflight's clone of XLA's main, made later."""
+    and are of the right kind (InputError); not preflight's clone of XLA's main, made later. Then
+    --python-versions names only Pythons the JAX tree builds for (jax_pythons)."""
     for name, path in request.source_dirs.items():
         if name == "xla" and request.clone_xla:
             continue
@@ -100,6 +102,9 @@ def check_local_sources(request: Request) -> None:
         if name == "xla" and not (path / "xla").is_dir():
             raise inputs.InputError(f"--xla-source-dir={path} is not an XLA checkout: it has no xla/ folder (a clone of "
                                     "openxla/xla or ROCm/xla is)")
+    if request.python_versions:
+        tree = jax_pythons(request.source_dirs.get("jax"))
+        inputs.pythons_of_the_tree(request.python_versions, tree.pythons, str(tree))
 
 
 def check_pins_reachable(request: Request) -> None:
@@ -120,6 +125,50 @@ def jax_tree_identity(tree: Path | None) -> tuple[str | None, str | None]:
     """(release in jax/version.py, commit) of a JAX checkout or archive; (None, None) for the
     pin. Cached: an archive is scanned once however many flags ask about it."""
     return source_tree.identify(tree) if tree else (None, None)
+
+
+JAX_PIN = CHECKOUT / "third_party" / "jax" / "pin.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class JaxPythons:
+    """The Pythons the JAX tree a build compiles makes jaxlib for, which are the ones a plugin
+    wheel built from it can go with: "3.NN", oldest first (source_tree.pythons_of: one per
+    build/requirements_lock_3_NN.txt of the tree). `tree` names the tree as the command line
+    gave it, for messages."""
+    pythons: tuple[str, ...]
+    release: str | None  # its jax/version.py
+    tree: str
+
+    def __str__(self) -> str:
+        return f"JAX {self.release or '(release unknown)'} ({self.tree})"
+
+
+def pinned_pythons() -> JaxPythons:
+    """The pinned tree's, as third_party/jax/pin.json records them (tools/update_pins.py reads
+    them from the archive it pins): known before the archive is downloaded."""
+    pin = json.loads(JAX_PIN.read_text())
+    return JaxPythons(tuple(pin["pythons"]), pin["release"], "the pin, third_party/jax/pin.json")
+
+
+@functools.cache
+def jax_pythons(tree: Path | None) -> JaxPythons:
+    """The Pythons of the JAX tree a build compiles: a checkout's or archive's own
+    (--jax-source-dir; examples/jax, the stand-in, records those of the release it stands in
+    for), else the pin's. A tree that records none, or cannot be read (its check says why), has
+    the pin's, and says so. Cached: an archive is read once."""
+    pinned = pinned_pythons()
+    if tree is None:
+        return pinned
+    name = "examples/jax, the stand-in" if tree == EXAMPLE_TREES["jax"] else f"--jax-source-dir={tree}"
+    try:
+        found, release = source_tree.tree_pythons(tree), jax_tree_identity(tree)[0]
+    except (OSError, extract_archive.UnsafeArchive):
+        found, release = (), None
+    if found:
+        return JaxPythons(found, release, name)
+    return JaxPythons(pinned.pythons, release, f"{name}, which records no build/requirements_lock_3_NN.txt: the pin's "
+                                               "Pythons, third_party/jax/pin.json")
 
 
 def git_commit(tree: Path | None) -> str:

@@ -432,24 +432,55 @@ FOUND = [pythons.Interpreter("3.11", "/usr/bin/python3.11", None),
          pythons.Interpreter("3.14", "/usr/bin/python3.14", None)]
 
 
-def test_pick_interpreters_defaults_to_those_found_that_jax_publishes_for():
+# The Pythons the pinned JAX 0.10.2 builds for (third_party/jax/pin.json), and JAX 0.11.0's.
+PIN_PYTHONS = ("3.11", "3.12", "3.13", "3.14")
+JAX_0_11_PYTHONS = ("3.12", "3.13", "3.14")
+
+
+def test_pick_interpreters_defaults_to_those_found_that_the_jax_tree_builds_for():
     found = [pythons.Interpreter("3.10", "/usr/bin/python3.10", None), *FOUND]
-    assert pythons.pick_interpreters(None, found) == FOUND
-    assert pythons.pick_interpreters("", found) == FOUND
+    assert pythons.pick_interpreters(None, found, supported=PIN_PYTHONS) == FOUND
+    assert pythons.pick_interpreters("", found, supported=PIN_PYTHONS) == FOUND
+    assert pythons.pick_interpreters(None, found, supported=JAX_0_11_PYTHONS) == FOUND[1:]
 
 
-def test_each_published_python_left_out_gets_one_line_saying_how_to_add_it():
-    lines = pythons.left_out(FOUND)
+def test_each_python_of_the_tree_left_out_gets_one_line_saying_how_to_add_it():
+    lines = pythons.left_out(FOUND, supported=PIN_PYTHONS)
     assert len(lines) == 1 and lines[0].startswith("Python 3.13 left out: no interpreter with headers (found: 3.11, 3.12, 3.14)")
     assert "install python3.13 with its headers under a prefix of its own" in lines[0]
-    assert pythons.left_out([]) and all("(found: none)" in line for line in pythons.left_out([]))
+    assert "tools.sandbox" not in lines[0]  # Debian's 3.13 is in every full root already
+    empty = pythons.left_out([], supported=PIN_PYTHONS)
+    assert len(empty) == 4 and all("(found: none)" in line for line in empty)
+    assert pythons.left_out(FOUND, supported=JAX_0_11_PYTHONS) == lines
+
+
+def test_a_python_the_sandbox_can_add_says_how():
+    (line,) = pythons.left_out(FOUND, supported=(*JAX_0_11_PYTHONS[:1], "3.14", "3.15"))
+    assert line.startswith("Python 3.15 left out: no interpreter with headers (found: 3.11, 3.12, 3.14); add Debian's "
+                           "to the sandbox (python3 -m tools.sandbox ensure --rocm=full --python=3.15), or install ")
+    with pytest.raises(inputs.InputError, match=re.escape("To add one, add Debian's to the sandbox (python3 -m tools.sandbox "
+                                                          "ensure --rocm=full --python=3.15), install python3.15")):
+        pythons.pick_interpreters("3.15", FOUND)
 
 
 def test_in_host_mode_a_python_left_out_is_added_on_path():
-    (line,) = pythons.left_out(FOUND, host=True)
+    (line,) = pythons.left_out(FOUND, host=True, supported=PIN_PYTHONS)
     assert line.endswith("install python3.13 and its headers (python3.13-dev, or pyenv, python.org) so that python3.13 "
                          "is on PATH")
-    assert "--host" in pythons.left_out(FOUND)[0] and "--host" not in line
+    assert "--host" in pythons.left_out(FOUND, supported=PIN_PYTHONS)[0] and "--host" not in line
+
+
+def test_the_default_pythons_come_from_the_command_being_run():
+    """cli.main sets the JAX tree's Pythons for the command it runs (pythons.choosing_from);
+    outside it, a caller that names none is a mistake of ci_build's, not a silent default."""
+    with pythons.choosing_from(JAX_0_11_PYTHONS):
+        assert pythons.pick_interpreters(None, FOUND) == FOUND[1:]
+        assert [line.split(" left")[0] for line in pythons.left_out([])] == ["Python 3.12", "Python 3.13", "Python 3.14"]
+        with pythons.choosing_from(("3.14",)):
+            assert pythons.pick_interpreters(None, FOUND) == FOUND[2:]
+        assert pythons.pick_interpreters(None, FOUND) == FOUND[1:]
+    with pytest.raises(RuntimeError, match="no JAX tree's Pythons to choose from"):
+        pythons.pick_interpreters(None, FOUND)
 
 
 def test_host_mode_finds_each_python_on_path_with_headers_under_usr_too(tmp_path, monkeypatch):
@@ -880,10 +911,10 @@ def test_dist_wheels_missing_python_fails_before_bazel(recorded, capsys):
     assert not [cmd for cmd, _ in recorded if "bazel" in cmd]
 
 
-def test_dist_wheels_by_default_names_each_published_python_it_leaves_out(recorded, capsys):
+def test_dist_wheels_by_default_names_each_python_of_the_tree_it_leaves_out(recorded, capsys):
     assert cli.main(DRY_RUN) == 0
     err = capsys.readouterr().err
-    assert [v for v in pythons.PUBLISHED if f"Python {v} left out" in err] == ["3.11", "3.12", "3.13"]
+    assert [v for v in PIN_PYTHONS if f"Python {v} left out" in err] == ["3.11", "3.12", "3.13"]
     assert "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.14" in bazel_build(recorded)
 
 

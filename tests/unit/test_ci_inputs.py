@@ -49,10 +49,24 @@ def test_targets_empty_or_misspelt():
         ci.amdgpu_targets("gfx90a:xnack")
 
 
-def test_a_python_jax_publishes_no_jaxlib_for_is_refused():
-    for version in ("3.99", "3.15", "3.10"):
-        with pytest.raises(ci.InputError, match=f"JAX publishes no jaxlib for Python {version}, so a plugin wheel"):
-            ci.python_versions(f"3.14,{version}")
+def test_python_versions_are_checked_for_their_form_and_the_tree_for_the_rest():
+    """As the flag is parsed, only its form: which Pythons can be built is the JAX tree's to say
+    (pythons_of_the_tree, once the tree is known)."""
+    assert ci.python_versions("3.14, 3.15,3.10") == "3.14,3.15,3.10"
+
+
+def test_a_python_the_jax_tree_does_not_build_for_is_one_line_naming_the_flag_the_release_and_its_pythons():
+    with pytest.raises(ci.InputError) as e:
+        ci.pythons_of_the_tree("3.11", ("3.12", "3.13", "3.14"), "JAX 0.11.0 (--jax-source-dir=/src/jax)")
+    assert str(e.value) == ("--python-versions=3.11: JAX 0.11.0 (--jax-source-dir=/src/jax) builds jaxlib for Python "
+                            "3.12, 3.13 and 3.14, not 3.11: name some of those, or give a JAX tree that supports 3.11 "
+                            "(--jax-source-dir=PATH)")
+    with pytest.raises(ci.InputError, match=r"^--python-versions=3.14,3.15,3.99: JAX 0.10.2 \(the pin\) builds jaxlib for "
+                                            r"Python 3.11, 3.12, 3.13 and 3.14, not 3.15 or 3.99: .* supports 3.15 and 3.99 "):
+        ci.pythons_of_the_tree("3.14,3.15,3.99", ("3.11", "3.12", "3.13", "3.14"), "JAX 0.10.2 (the pin)")
+    with pytest.raises(ci.InputError, match="builds jaxlib for Python 3.12, not 3.11: name that, or"):
+        ci.pythons_of_the_tree("3.11", ("3.12",), "JAX 0.9.0 (x)")
+    ci.pythons_of_the_tree("3.15,3.12", ("3.12", "3.13", "3.14", "3.15"), "JAX 0.12.0 (x)")  # where the tree supports it
 
 
 def test_python_versions_and_sha256():
