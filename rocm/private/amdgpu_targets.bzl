@@ -38,13 +38,15 @@ def split_amdgpu_targets(values):
                 out.append(part)
     return out
 
-def check_amdgpu_targets(requested, supported, dist_targets, dist_allowed, compiler, flag, dist_description = "the TheRock toolkit"):
+def check_amdgpu_targets(requested, supported, dist_targets, dist_allowed, compiler, flag, dist_description = "the TheRock toolkit", dist_remedy = ""):
     """Returns (targets, error message or None); pure, so the rule stays a thin shell.
 
     supported: what the compiler knows; dist_targets: what a TheRock toolkit has device code
     for (its dist_info.json's or its family's; empty: no limit), described by dist_description;
     dist_allowed: the supported targets a build may ask for under that limit, decided by the
-    finder (find_rocm_config.py allowed_targets): this only looks them up."""
+    finder (find_rocm_config.py allowed_targets): this only looks them up. dist_remedy: how to
+    add device code for a <target> (a multi-arch release's package or tarball; the finder's
+    device_code_remedy), else a tarball of another family is named."""
     targets = split_amdgpu_targets(requested)
     if not targets:
         return [], "%s is empty: name at least one amdgpu target, e.g. %s=gfx942." % (flag, flag)
@@ -72,10 +74,13 @@ def check_amdgpu_targets(requested, supported, dist_targets, dist_allowed, compi
     if not problems:
         return targets, None
     if uncovered and len(problems) == 1:
-        advice = "Ask only for targets it covers: %s=%s, or leave the flag unset to get them by default; or build with a TheRock tarball of a family that covers %s." % (
+        elsewhere = "build with a TheRock tarball of a family that covers %s" % ", ".join(uncovered)
+        if dist_remedy:
+            elsewhere = "for %s, %s" % (", ".join(uncovered), dist_remedy.replace("<target>", uncovered[0]))
+        advice = "Ask only for targets it covers: %s=%s, or leave the flag unset to get them by default; or %s." % (
             flag,
             ",".join(dist_targets),
-            ", ".join(uncovered),
+            elsewhere,
         )
     else:
         advice = "Valid targets: %s.\nExample: %s=gfx942,gfx950, or --config=gfx942." % (
@@ -95,6 +100,7 @@ def _amdgpu_targets_flag_impl(ctx):
         toolkit.compiler_description,
         flag,
         toolkit.dist_description,
+        toolkit.dist_remedy,
     )
     if error and toolkit.configured:
         fail(error)

@@ -24,6 +24,8 @@ RocmToolchainInfo = provider(
         "dist_allowed_targets": "What a build may ask for under dist_targets' limit, as the finder decided " +
                                 "(find_rocm_config.py allowed_targets: the one implementation of that policy).",
         "dist_description": "'the TheRock toolkit of family gfx950-dcgpu': what limits dist_targets, for messages.",
+        "dist_remedy": "How to add device code for a '<target>' dist_targets lacks (a multi-arch TheRock " +
+                       "release's device package or tarball); '' otherwise.",
         "compiler_description": "'clang 22.1.8 of ROCm 7.2.4', for messages.",
         "config_file": "hip_action_key.json: an input of every HIP action, so a toolkit change re-runs them (the " +
                        "toolkit's facts, free of the output base's path when the toolkit is in the inputs).",

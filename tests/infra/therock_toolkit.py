@@ -59,7 +59,7 @@ printf '#!/bin/sh\nexec /usr/lib/llvm-22/bin/clang "$@"\n' > $r/lib/llvm/bin/cla
 printf '#!/bin/sh\nexec /usr/lib/llvm-22/bin/clang-offload-bundler "$@"\n' \
   > $r/lib/llvm/bin/clang-offload-bundler; chmod +x $r/lib/llvm/bin/clang-offload-bundler
 """
-MAKE_TARBALL = r"""
+TOOLKIT = r"""
 set -e
 d=$(mktemp -d); r=$d/install
 mkdir -p $r/include $r/lib/llvm/bin $r/lib/llvm/amdgcn $r/lib/rocm_sysdeps/lib $r/share/therock $r/bin
@@ -69,7 +69,37 @@ cp -a /usr/include/hipblas /usr/include/hipblas-common /usr/include/hipsolver /u
 rm -f $r/include/hsa/hsa
 """ + HIP_AND_COMPILER + STUB_LIBRARY + r"""
 for lib in hipblas hipsolver hipsparse MIOpen rocsolver; do stub $lib; done
-echo '{"the_rock_commit": "test-fixture", "rocm_version": "7.10.0", "rocm_package_version": "%s"}' > $r/share/therock/therock_manifest.json
+"""
+PACK = r"""
 tar -C $d -czf "$1" install
 rm -rf $d
-""" % VERSION
+"""
+MAKE_TARBALL = TOOLKIT + r"""
+echo '{"the_rock_commit": "test-fixture", "rocm_version": "7.10.0", "rocm_package_version": "%s"}' > $r/share/therock/therock_manifest.json
+""" % VERSION + PACK
+
+# A multi-arch TheRock tarball (TheRock's RELEASES.md, "Installing multi-arch tarballs"), `sh
+# SCRIPT TARBALL "TARGETS"`: the same toolkit with hipFFT, hipRAND, rocRAND and RCCL too, a ROCm 10 nightly-BKC release by its manifest
+# (which says its artifacts are kernel-pack split), with .kpack/ beside bin/ include/ lib/: a
+# manifest per artifact and a pack per target of TARGETS, opaque bytes standing in for
+# TheRock's packs (nothing here runs them), and their loader librocm_kpack, a stub of that
+# name. No librocm_smi64, as TheRock ships none after its #6852.
+MULTIARCH_VERSION = "10.1.0a20260811+bkc.20260814"
+MAKE_MULTIARCH_TARBALL = TOOLKIT + r"""
+# The libraries whose kernel packs the fft, rand and rccl artifacts hold, as headers and stubs.
+cp -a /usr/include/hipfft /usr/include/hiprand /usr/include/rocrand /usr/include/rccl $r/include/
+for lib in hipfft hiprand rocrand rccl; do stub $lib; done
+cat > $r/share/therock/therock_manifest.json <<EOF
+{"the_rock_commit": "test-fixture", "rocm_version": "10.1.0", "rocm_package_version": "%s",
+ "flags": {"KPACK_SPLIT_ARTIFACTS": true}}
+EOF
+mkdir -p $r/.kpack
+for artifact in blas fft rand rccl; do
+  echo "kpack manifest of $artifact" > $r/.kpack/${artifact}_lib.kpm
+  for target in $2; do echo "kernels of $artifact for $target" > $r/.kpack/${artifact}_lib_$target.kpack; done
+done
+echo 'void kpack_open(void) {}' > $d/kpack.c
+gcc -shared -fPIC -o $r/lib/librocm_kpack.so.1 -Wl,-soname,librocm_kpack.so.1 $d/kpack.c
+ln -s librocm_kpack.so.1 $r/lib/librocm_kpack.so
+""" % MULTIARCH_VERSION + PACK
+

@@ -125,7 +125,8 @@ def test_a_multi_arch_tarball_serves_the_targets_its_packs_hold(tmp_path, capsys
     therock = found["therock"]
     assert therock["release_format"] == "multi-arch" and therock["device_code_targets"] == ["gfx942", "gfx950", "gfx1100"]
     assert therock["device_code_source"] == f"its kernel packs ({root / '.kpack'})", "read from the packs, not the name"
-    assert therock["allowed_targets"] == ["gfx1100", "gfx942", "gfx950", "gfx9-4-generic"], "the packs' targets (and generic ones), in clang's order"
+    # The packs' targets (and generic ones, which need no device code), in clang's order.
+    assert therock["allowed_targets"] == ["gfx1100", "gfx942", "gfx950", "gfx9-4-generic"]
     assert "therock-dist-linux-multiarch-" in therock["device_code_remedy"]
     assert found["amdgpu_targets"] == ["gfx942", "gfx950", "gfx1100"] and "kernel packs" in found["amdgpu_targets_origin"]
     packs = {Path(p["path"]).name: p for p in found["kernel_packs"]}
@@ -133,7 +134,7 @@ def test_a_multi_arch_tarball_serves_the_targets_its_packs_hold(tmp_path, capsys
     assert "hipblas" in packs["blas_lib_gfx950.kpack"]["libraries"] and packs["rccl_lib_gfx1100.kpack"]["libraries"] == ["rccl"]
     assert sorted(Path(m["path"]).name for m in found["kernel_pack_manifests"]) == [
         "blas_lib.kpm", "fft_lib.kpm", "rand_lib.kpm", "rccl_lib.kpm"]
-    assert found["kpack_runtime"].endswith("librocm_kpack.so")
+    assert found["kpack_runtime"].endswith("lib/librocm_kpack.so.1"), "by its soname, as the loader looks it up"
 
 
 def test_a_per_family_name_does_not_override_the_packs(tmp_path):
@@ -298,3 +299,19 @@ def test_a_rocm10_tarball_name_plans_jax_rocm10_wheels(recorded, capsys, version
                      "--dry-run", "dist_wheels"]) == 0
     err = capsys.readouterr().err
     assert f"is ROCm {version} (" in err and f"wheels jax_rocm{major}_pjrt and jax_rocm{major}_plugin" in err
+
+
+@pytest.mark.parametrize("text, local", [
+    ("7.2.4", "rocm7.2.4"), ("6.4.3-128", "rocm6.4.3"), ("10.1.0rc1", "rocm10.1.0rc1"),
+    ("7.10.0a20251120", "rocm7.10.0a20251120"),
+    ("10.1.0a20260811+bkc.20260814", "rocm10.1.0a20260811.bkc.20260814"),
+    ("10.1.0.dev0+efed3c3b", "devrocm10.1.0.dev0.efed3c3b"),
+])
+def test_the_wheels_local_version_is_therocks_composite(text, local):
+    """A wheel's local version holds no '+' (the wheel builder refuses one: a BKC toolkit could not
+    make wheels); TheRock's own framework wheels spell these the same way, and sort stable >
+    nightly > dev as the releases do."""
+    assert finder.parse_rocm_version(text).wheel_local == local
+    assert str(Version(f"0.12.0+{local}")) == f"0.12.0+{local}", "canonical as PEP 440 writes it"
+    assert Version("0.12.0+rocm10.1.0") > Version("0.12.0+rocm10.1.0a20260811.bkc.20260814") > Version(
+        "0.12.0+rocm10.1.0a20260811") > Version("0.12.0+devrocm10.1.0.dev0.efed3c3b")

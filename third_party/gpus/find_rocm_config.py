@@ -89,6 +89,17 @@ class RocmVersion:
             return "nightly-bkc" if self.local.startswith("bkc.") else "nightly"
         return "prerelease" if self.pre else "stable"
 
+    @property
+    def wheel_local(self) -> str:
+        """The local version a wheel built against this release carries, as TheRock composes
+        it for the framework wheels it builds (its versioning doc): rocm10.1.0, rocm10.1.0a20260811,
+        rocm10.1.0a20260811.bkc.20260814 (a local version holds no '+'), devrocm10.1.0.dev0.<commit>
+        (so that stable > nightly > dev sorts as the releases do)."""
+        parts = ["%d.%d.%d" % self.release + (f"{self.pre[0]}{self.pre[1]}" if self.pre else "")]
+        parts += [f"dev{self.dev}"] if self.dev is not None else []
+        parts += re.split(r"[-_.]", self.local.lower()) if self.local else []
+        return ("dev" if self.dev is not None else "") + "rocm" + ".".join(parts)
+
     def sort_key(self) -> tuple:
         """PEP 440's order over these forms, as pip (and TheRock's own tools) order them:
         dev < nightly (a) < rc < stable; a local version (+bkc.D) after the same version
@@ -532,6 +543,7 @@ class RocmConfig:
     rocm_version_number: int
     rocm_version_source: str
     rocm_version_kind: str  # RocmVersion.kind: stable, prerelease, nightly, nightly-bkc, dev (or unknown)
+    rocm_wheel_local: str  # RocmVersion.wheel_local: the wheels' local version, rocm10.1.0a20260811.bkc.20260814
     hip_version: str
     hip_version_number: int  # HIP_VERSION's encoding (hip_version_number)
     clang_path: str
@@ -904,6 +916,7 @@ def find_rocm_config(root: Path) -> RocmConfig:
         rocm_version_number=version_number(parsed),
         rocm_version_source=source,
         rocm_version_kind=parsed_full.kind if parsed_full else "unknown",
+        rocm_wheel_local=parsed_full.wheel_local if parsed_full else "rocm" + "%d.%d.%d" % parsed,
         hip_version=hip,
         hip_version_number=hip_version_number(hip),
         clang_path=str(clang),
@@ -916,7 +929,8 @@ def find_rocm_config(root: Path) -> RocmConfig:
         kpack_split=kpack_split,
         kernel_packs=[dataclasses.asdict(p) for p in packs],
         kernel_pack_manifests=[dataclasses.asdict(m) for m in manifests],
-        kpack_runtime=str(kpack_runtime) if kpack_runtime else None,
+        # By the name the loader looks it up by (librocm_kpack.so.1), as the libraries' soname_file.
+        kpack_runtime=str(kpack_runtime.parent / soname_file(kpack_runtime)) if kpack_runtime else None,
         libraries=libraries,
         missing_libraries=missing,
         awaited_headers=[str(layout.include_dir / spec.header) for spec in LIBRARIES if spec.name in missing],

@@ -114,6 +114,7 @@ _TEMPLATES = {
     "missing": Label("//third_party/gpus:templates/rocm_missing.tpl"),
     "unconfigured_target": Label("//third_party/gpus:templates/rocm_unconfigured.tpl"),
     "rocminfo": Label("//third_party/gpus:templates/rocminfo.tpl"),
+    "kernel_packs": Label("//third_party/gpus:templates/rocm_kernel_packs.tpl"),
     "rocm_path_type": Label("//third_party/gpus:templates/rocm_path_type.tpl"),
 }
 
@@ -133,6 +134,7 @@ _XLA_EXTRA_TARGETS = [
     "rocm_root",
     "rocm_redist",
     "rocm_dist",
+    "smi",
 ]
 
 # How HIP compiles see the toolkit (rocm_BUILD.tpl's comment), by toolkit_in_inputs().
@@ -265,12 +267,45 @@ def _toolkit_source(rctx):
     toolkit = json.decode(rctx.read(rctx.path(rctx.attr.toolkit_archive)))
     return (toolkit["source"], toolkit["root"], toolkit["family"], toolkit["url"] or "")
 
-def _library_stanza(rctx, name, info, linked_headers):
-    """The cc_library of one library in //rocm; its files are linked under rocm/include and rocm/lib."""
+def _link_kernel_packs(rctx, config):
+    """Links a multi-arch toolkit's kernel packs and their manifests under rocm/.kpack/ (and
+    librocm_kpack, which loads them, under rocm/lib/); returns {library: [its pack dicts with
+    their `label`]}: what each library's kernel_packs target chooses from."""
+    by_library = {}
+    for pack in config["kernel_packs"] + config["kernel_pack_manifests"]:
+        label = ".kpack/" + pack["path"].split("/")[-1]
+        rctx.symlink(pack["path"], "rocm/" + label)
+        for library in pack["libraries"]:
+            by_library.setdefault(library, []).append(pack | {"label": label})
+    if config["kpack_runtime"]:
+        runtime = config["kpack_runtime"].split("/")[-1]
+        rctx.symlink(config["kpack_runtime"], "rocm/lib/" + runtime)
+        by_library.setdefault("hip", []).append({"target": "", "label": "lib/" + runtime, "runtime": True})
+    return by_library
+
+def _kernel_packs_stanza(rctx, name, packs):
+    """(the library's data: its kernel_packs target and librocm_kpack, its kernel_packs stanza)."""
+    data = [p["label"] for p in packs if p.get("runtime")]
+    chosen = {p["label"]: p["target"] for p in packs if p["target"]}
+    if not chosen:
+        return data, ""
+    target = _target_name(name) + "_kernel_packs"
+    stanza = _fill(rctx, "kernel_packs", {
+        "%{library}": name,
+        "%{name}": target,
+        "%{packs}": repr(chosen),
+        "%{manifests}": repr([p["label"] for p in packs if not p["target"] and not p.get("runtime")]),
+    })
+    return data + [":" + target], stanza
+
+def _library_stanza(rctx, name, info, linked_headers, packs):
+    """The cc_library of one library in //rocm; its files are linked under rocm/include and rocm/lib,
+    its kernel packs (a multi-arch toolkit's) are its data."""
     srcs = []
     if info.get("library"):
         rctx.symlink(info["library"], "rocm/lib/" + info["soname_file"])
         srcs = ["lib/" + info["soname_file"]]
+    data, packs_stanza = _kernel_packs_stanza(rctx, name, packs)
     deps = [] if name in ("hip", "hsa-runtime") else [":hip"]
     hdrs = []
     for header in info["headers"]:
@@ -279,11 +314,31 @@ def _library_stanza(rctx, name, info, linked_headers):
             rctx.symlink(info["include_dir"] + "/" + header, "rocm/" + path)
             linked_headers[path] = True
         hdrs.append(path)
-    return _fill(rctx, "library", {"%{name}": _target_name(name), "%{hdrs}": repr(hdrs), "%{srcs}": repr(srcs), "%{deps}": repr(deps)})
+    return packs_stanza + _fill(rctx, "library", {
+        "%{name}": _target_name(name),
+        "%{hdrs}": repr(hdrs),
+        "%{srcs}": repr(srcs),
+        "%{deps}": repr(deps),
+        "%{data}": repr(data),
+    })
 
 def _missing_stanza(rctx, name, package, description):
     message = "the ROCm this build uses (%s) has no %s (its headers are not installed). Install %s (Debian/Ubuntu), or use a toolkit that has it (TheRock tarballs ship every library: --repo_env=THEROCK_URL=...)." % (description, name, package)
     return _fill(rctx, "missing", {"%{name}": _target_name(name), "%{message}": repr(message)})
+
+# ROCm SMI, which AMD SMI replaces: TheRock ships no librocm_smi64 after its #6852, yet JAX's
+# //jaxlib/tools:rocm_libs_data still names @local_config_rocm//rocm:rocm_smi for its runtime files.
+_SUPERSEDED_SMI = "rocm_smi"
+
+def _absent_smi_stanza(rctx, name, config):
+    """rocm_smi missing from a toolkit whose :smi is AMD SMI (ROCm 7.13 on, or AMD SMI alone): an
+    empty library, so that what only collects runtime files from it builds; a compile that
+    includes its headers fails naming rocm_smi/rocm_smi.h, as it would with XLA's own repository."""
+    return "\n# %s: not in this toolkit, whose :smi is %s; empty, so that what collects runtime files\n# from it (JAX's rocm_libs_data) builds.%s" % (
+        name,
+        config["smi_library"],
+        _fill(rctx, "library", {"%{name}": name, "%{hdrs}": "[]", "%{srcs}": "[]", "%{deps}": "[]", "%{data}": "[]"}),
+    )
 
 def _toolchain_data(rctx, config):
     """Links the toolkit's clang and device libraries under rocm/ for the toolchain_data filegroup
@@ -397,12 +452,16 @@ def _write_rocm_package(rctx, config, description, in_inputs):
     """rocm/: rocm_config.h and the BUILD file of the libraries, the toolchain and XLA's names."""
     stanzas = []
     linked_headers = {}  # one symlink per header file: include/ may hold symlink loops
+    packs = _link_kernel_packs(rctx, config)
     for name in sorted(config["libraries"]):
         if name in config["missing_libraries"]:
             continue  # a runtime without headers: nothing to compile against
-        stanzas.append(_library_stanza(rctx, name, config["libraries"][name], linked_headers))
+        stanzas.append(_library_stanza(rctx, name, config["libraries"][name], linked_headers, packs.get(name, [])))
     where = "%s at %s" % (config["layout"], config["rocm_toolkit_path"])
-    missing = [_missing_stanza(rctx, name, config["missing_libraries"][name], where) for name in sorted(config["missing_libraries"])]
+    missing = [
+        _absent_smi_stanza(rctx, name, config) if name == _SUPERSEDED_SMI and config["smi_library"] != name else _missing_stanza(rctx, name, config["missing_libraries"][name], where)
+        for name in sorted(config["missing_libraries"])
+    ]
     libraries = config["libraries"]
     rctx.template("rocm/rocm_config.h", _TEMPLATES["rocm_config_h"], {
         "%{rocm_version_number}": str(config["rocm_version_number"]),
@@ -419,6 +478,8 @@ def _write_rocm_package(rctx, config, description, in_inputs):
         "%{rocm_path}": config["rocm_toolkit_path"],
         "%{all_hdrs}": repr(sorted(linked_headers.keys())),
         "%{libraries}": "".join(stanzas),
+        "%{kernel_packs_bzl}": str(Label("//rocm/private:kernel_packs.bzl")),
+        "%{smi}": config["smi_library"],
         "%{toolchain_data}": _toolchain_data(rctx, config),
         "%{hip_compiler_files}": _hip_compiler_files(rctx, config, in_inputs),
         "%{toolkit_in_inputs_note}": _IN_INPUTS_NOTE[in_inputs],
@@ -451,6 +512,7 @@ def _write_root_package(rctx, config, in_inputs):
         "%{dist_amdgpu_targets}": repr(device_code),
         "%{dist_allowed_amdgpu_targets}": repr(therock.get("allowed_targets") or []),
         "%{dist_description}": repr(_device_code_description(therock) if device_code else ""),
+        "%{dist_remedy}": repr(therock.get("device_code_remedy") or ""),
         "%{compiler_description}": repr("clang %s of ROCm %s" % (config["clang_version"] or "(unknown version)", config["rocm_version"])),
     } | _TOOLCHAIN)
 
@@ -470,6 +532,7 @@ def _write_build_defs(rctx, config, description):
             "layout": config["layout"],
             "source": description,
             "therock_family": therock.get("family") or "",
+            "wheel_local": config["rocm_wheel_local"],
         }),
         "%{unconfigured_message}": "None",
     })
@@ -513,6 +576,8 @@ def _hip_action_key(rctx, config):
 def _device_code_description(therock):
     """'the TheRock toolkit of family gfx950-dcgpu', for the analysis-time target check."""
     family = therock.get("family")
+    if therock.get("device_code_source", "").startswith("its kernel packs"):
+        return "the multi-arch TheRock toolkit (per %s)" % therock["device_code_source"]
     if family and therock.get("device_code_source", "").startswith("its family"):
         return "the TheRock toolkit of family %s" % family
     return "the TheRock toolkit%s (per its share/therock/dist_info.json)" % (" of family %s" % family if family else "")

@@ -231,7 +231,7 @@ def _rocm_wheel_impl(ctx):
     version = {
         "base": _flag(ctx, "version"),
         "post": _flag(ctx, "post_release"),
-        "local": ("rocm" + toolkit.exact_version) if _flag(ctx, "rocm_version_extra") else "",
+        "local": toolkit.facts.get("wheel_local", "rocm" + toolkit.exact_version) if _flag(ctx, "rocm_version_extra") else "",
     } | wheel_identity(_flag(ctx, "kind"), _flag(ctx, "date"), _flag(ctx, "commit"), ML_WHEEL)
     build_info = _build_info(ctx, toolkit, version, artifacts, fmt)
     if build_info:

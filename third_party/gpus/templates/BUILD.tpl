@@ -28,6 +28,7 @@ rocm_toolchain(
     dist_targets = %{dist_amdgpu_targets},
     dist_allowed_targets = %{dist_allowed_amdgpu_targets},
     dist_description = %{dist_description},
+    dist_remedy = %{dist_remedy},
     compiler_description = %{compiler_description},
     config_file = ":hip_action_key.json",
     runtime = "//rocm:hip",

@@ -25,7 +25,8 @@ def rocm_gpu_architectures():
     return _AMDGPU_TARGETS
 
 def rocm_build_info():
-    """What the toolkit is, for wheel metadata: rocm_version, hip_version, clang_version, layout, source, therock_family."""
+    """What the toolkit is, for wheel metadata: rocm_version, hip_version, clang_version, layout, source, therock_family,
+    wheel_local (the wheels' local version, rocm<its version> as TheRock composes it)."""
     return _BUILD_INFO
 
 def rocm_version_number():

@@ -6,6 +6,7 @@
 load("@bazel_skylib//:bzl_library.bzl", "bzl_library")
 load("@bazel_skylib//rules:common_settings.bzl", "string_flag")
 load("@rules_cc//cc:defs.bzl", "cc_library")
+load("%{kernel_packs_bzl}", "kernel_packs")
 load(":build_defs.bzl", "rocm_missing")
 
 package(default_visibility = ["//visibility:public"])
@@ -37,6 +38,13 @@ cc_library(
 alias(
     name = "hip_runtime",
     actual = ":hip",
+)
+
+# XLA's :smi: AMD SMI from ROCm 7.13 on, ROCm SMI before (RCCL links one or the other), or the
+# one this toolkit has: %{smi}.
+alias(
+    name = "smi",
+    actual = ":%{smi}",
 )
 
 %{rocm_path_type}

@@ -5,4 +5,5 @@ cc_library(
     srcs = %{srcs},
     includes = ["include"],
     deps = %{deps},
+    data = %{data},
 )
