@@ -19,7 +19,7 @@ import os
 import sys
 import types
 
-from . import inputs, options, preflight, pythons, sandbox, sources, toolkit
+from . import inputs, options, preflight, sandbox, sources, toolkit
 from .commands import check_doctor, check_native, cmd_doctor, cmd_native
 from .dist_wheels import check_dist_wheels, cmd_dist_wheels
 from .options import CHECKED_VALUES, OPTIONS
@@ -100,13 +100,11 @@ def main(argv: list[str] | None = None) -> int:
         request = parse_args(argv)
         _, _, run, check = next(c for c in COMMANDS if c[0] == request.command)
         request = check(request)
-        # The Pythons wheels are built for by default follow the JAX tree (pythons.choosing_from).
-        with pythons.choosing_from(sources.jax_pythons(request.source_dirs.get("jax")).pythons):
-            if request.dry_run:
-                return run(request)
-            inputs.cache_dir(CACHE)  # the checkout lock lives there
-            with sandbox.checkout_lock(request.command):
-                return run(request)
+        if request.dry_run:
+            return run(request)
+        inputs.cache_dir(CACHE)  # the checkout lock lives there
+        with sandbox.checkout_lock(request.command):
+            return run(request)
     except inputs.InputError as e:
         print(f"ci_build: {e}", file=sys.stderr)
         return 2

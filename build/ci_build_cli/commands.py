@@ -76,7 +76,7 @@ def host_doctor(request: Request) -> int:
     found = pythons.find_host_interpreters()
     print("ci_build doctor: Pythons with headers on PATH: " +
           (", ".join(f"{i.version} ({i.path})" for i in found) or "none"), file=sys.stderr)
-    for line in pythons.left_out(found, host=True, supported=sources.jax_pythons(request.source_dirs.get("jax")).pythons):
+    for line in pythons.left_out(found, sources.jax_pythons(request.source_dirs.get("jax")).pythons, host=True):
         print(f"ci_build doctor: {line}", file=sys.stderr)
     return sandbox.run_steps("doctor", [bazel + ["build", "--nobuild", *sandbox.bazel_flags(request), "//..."]], request.dry_run)
 

@@ -4,13 +4,11 @@ of the Pythons the JAX tree builds for (sources.jax_pythons: its build/requireme
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import dataclasses
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from tools.sandbox.layers import OPTIONAL_PYTHONS
@@ -35,32 +33,6 @@ _SANDBOX_PROBE = ("for exe in /usr/bin/python3.[0-9] /usr/bin/python3.[0-9][0-9]
                   "done; true")
 # The python3.X names looked for on the host (PATH).
 _HOST_MINORS = range(10, 20)
-
-# The Pythons to choose from by default and to name when left out: the JAX tree's
-# (sources.jax_pythons), which cli.main sets for the command it runs (choosing_from). A caller
-# with the request at hand passes them as `supported` instead.
-_TREE_PYTHONS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("tree_pythons")
-
-
-@contextlib.contextmanager
-def choosing_from(supported: Sequence[str]) -> Iterator[None]:
-    """Within it, the helpers below choose from `supported` where their caller passes none."""
-    token = _TREE_PYTHONS.set(tuple(supported))
-    try:
-        yield
-    finally:
-        _TREE_PYTHONS.reset(token)
-
-
-def _supported(given: Sequence[str] | None) -> tuple[str, ...]:
-    if given is not None:
-        return tuple(given)
-    try:
-        return _TREE_PYTHONS.get()
-    except LookupError:
-        raise RuntimeError("pythons: no JAX tree's Pythons to choose from: pass supported=, or call within "
-                           "choosing_from (cli.main does)") from None
-
 
 def _probe(cmd: list[str]) -> list[str] | None:
     result = subprocess.run(cmd + ["-c", PROBE], capture_output=True, text=True)
@@ -100,12 +72,12 @@ def find_host_interpreters() -> list[Interpreter]:
     return [found[v] for v in sorted(found, key=lambda v: tuple(map(int, v.split("."))))]
 
 
-def left_out(found: list[Interpreter], host: bool = False, supported: Sequence[str] | None = None) -> list[str]:
+def left_out(found: list[Interpreter], supported: Sequence[str], host: bool = False) -> list[str]:
     """One line for each Python the JAX tree builds for (`supported`) that no interpreter found
     here serves, saying how to add it in this mode (sandbox, or host mode)."""
     have = ", ".join(i.version for i in found) or "none"
     return [f"Python {v} left out: no interpreter with headers (found: {have}); " + _how_to_add(v, host)
-            for v in _supported(supported) if v not in {i.version for i in found}]
+            for v in supported if v not in {i.version for i in found}]
 
 
 def _how_to_add(v: str, host: bool) -> str:
@@ -118,23 +90,22 @@ def _how_to_add(v: str, host: bool) -> str:
             f"mode (--host) with your own python{v}-dev")
 
 
-def assumed_sandbox_interpreters(supported: Sequence[str] | None = None) -> list[Interpreter]:
+def assumed_sandbox_interpreters(supported: Sequence[str]) -> list[Interpreter]:
     """What a dry run names before the sandbox exists (find_interpreters gave None): each version
     the JAX tree builds for, as the sandbox's /usr/bin/python3.X (said in a note)."""
-    versions = _supported(supported)
+    versions = tuple(supported)
     print("# the sandbox is not made yet, so its Pythons are not known: the commands below name "
           f"/usr/bin/python{{{','.join(versions)}}}; a run without --dry-run makes it, then looks", file=sys.stderr)
     return [Interpreter(v, f"/usr/bin/python{v}", None) for v in versions]
 
 
-def pick_interpreters(requested: str | None, found: list[Interpreter], host: bool = False,
-                      supported: Sequence[str] | None = None) -> list[Interpreter]:
+def pick_interpreters(requested: str | None, found: list[Interpreter], supported: Sequence[str],
+                      host: bool = False) -> list[Interpreter]:
     """The interpreters asked for (InputError naming each one missing; sources.check_local_sources
     has refused any the JAX tree does not build for); by default those found of the versions the
     JAX tree builds for (`supported`)."""
     if not requested:
-        versions = _supported(supported)
-        return [i for i in found if i.version in versions]
+        return [i for i in found if i.version in supported]
     by_version = {i.version: i for i in found}
     wanted = [v.strip() for v in requested.split(",") if v.strip()]
     missing = [v for v in wanted if v not in by_version]

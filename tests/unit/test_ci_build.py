@@ -439,48 +439,35 @@ JAX_0_11_PYTHONS = ("3.12", "3.13", "3.14")
 
 def test_pick_interpreters_defaults_to_those_found_that_the_jax_tree_builds_for():
     found = [pythons.Interpreter("3.10", "/usr/bin/python3.10", None), *FOUND]
-    assert pythons.pick_interpreters(None, found, supported=PIN_PYTHONS) == FOUND
-    assert pythons.pick_interpreters("", found, supported=PIN_PYTHONS) == FOUND
-    assert pythons.pick_interpreters(None, found, supported=JAX_0_11_PYTHONS) == FOUND[1:]
+    assert pythons.pick_interpreters(None, found, PIN_PYTHONS) == FOUND
+    assert pythons.pick_interpreters("", found, PIN_PYTHONS) == FOUND
+    assert pythons.pick_interpreters(None, found, JAX_0_11_PYTHONS) == FOUND[1:]
 
 
 def test_each_python_of_the_tree_left_out_gets_one_line_saying_how_to_add_it():
-    lines = pythons.left_out(FOUND, supported=PIN_PYTHONS)
+    lines = pythons.left_out(FOUND, PIN_PYTHONS)
     assert len(lines) == 1 and lines[0].startswith("Python 3.13 left out: no interpreter with headers (found: 3.11, 3.12, 3.14)")
     assert "install python3.13 with its headers under a prefix of its own" in lines[0]
     assert "tools.sandbox" not in lines[0]  # Debian's 3.13 is in every full root already
-    empty = pythons.left_out([], supported=PIN_PYTHONS)
+    empty = pythons.left_out([], PIN_PYTHONS)
     assert len(empty) == 4 and all("(found: none)" in line for line in empty)
-    assert pythons.left_out(FOUND, supported=JAX_0_11_PYTHONS) == lines
+    assert pythons.left_out(FOUND, JAX_0_11_PYTHONS) == lines
 
 
 def test_a_python_the_sandbox_can_add_says_how():
-    (line,) = pythons.left_out(FOUND, supported=(*JAX_0_11_PYTHONS[:1], "3.14", "3.15"))
+    (line,) = pythons.left_out(FOUND, (*JAX_0_11_PYTHONS[:1], "3.14", "3.15"))
     assert line.startswith("Python 3.15 left out: no interpreter with headers (found: 3.11, 3.12, 3.14); add Debian's "
                            "to the sandbox (python3 -m tools.sandbox ensure --rocm=full --python=3.15), or install ")
     with pytest.raises(inputs.InputError, match=re.escape("To add one, add Debian's to the sandbox (python3 -m tools.sandbox "
                                                           "ensure --rocm=full --python=3.15), install python3.15")):
-        pythons.pick_interpreters("3.15", FOUND)
+        pythons.pick_interpreters("3.15", FOUND, PIN_PYTHONS)
 
 
 def test_in_host_mode_a_python_left_out_is_added_on_path():
-    (line,) = pythons.left_out(FOUND, host=True, supported=PIN_PYTHONS)
+    (line,) = pythons.left_out(FOUND, PIN_PYTHONS, host=True)
     assert line.endswith("install python3.13 and its headers (python3.13-dev, or pyenv, python.org) so that python3.13 "
                          "is on PATH")
-    assert "--host" in pythons.left_out(FOUND, supported=PIN_PYTHONS)[0] and "--host" not in line
-
-
-def test_the_default_pythons_come_from_the_command_being_run():
-    """cli.main sets the JAX tree's Pythons for the command it runs (pythons.choosing_from);
-    outside it, a caller that names none is a mistake of ci_build's, not a silent default."""
-    with pythons.choosing_from(JAX_0_11_PYTHONS):
-        assert pythons.pick_interpreters(None, FOUND) == FOUND[1:]
-        assert [line.split(" left")[0] for line in pythons.left_out([])] == ["Python 3.12", "Python 3.13", "Python 3.14"]
-        with pythons.choosing_from(("3.14",)):
-            assert pythons.pick_interpreters(None, FOUND) == FOUND[2:]
-        assert pythons.pick_interpreters(None, FOUND) == FOUND[1:]
-    with pytest.raises(RuntimeError, match="no JAX tree's Pythons to choose from"):
-        pythons.pick_interpreters(None, FOUND)
+    assert "--host" in pythons.left_out(FOUND, PIN_PYTHONS)[0] and "--host" not in line
 
 
 def test_host_mode_finds_each_python_on_path_with_headers_under_usr_too(tmp_path, monkeypatch):
@@ -498,27 +485,27 @@ def test_host_mode_finds_each_python_on_path_with_headers_under_usr_too(tmp_path
 
 
 def test_pick_interpreters_keeps_the_requested_order():
-    picked = pythons.pick_interpreters("3.14, 3.11,", FOUND)
+    picked = pythons.pick_interpreters("3.14, 3.11,", FOUND, PIN_PYTHONS)
     assert [i.version for i in picked] == ["3.14", "3.11"]
     assert picked[0] is FOUND[2]
 
 
 def test_pick_interpreters_missing_version_lists_those_found():
     with pytest.raises(inputs.InputError) as error:  # exit 2, one line
-        pythons.pick_interpreters("3.11,3.13", FOUND)
+        pythons.pick_interpreters("3.11,3.13", FOUND, PIN_PYTHONS)
     message = str(error.value)
     assert message.split("found:")[0].endswith("for Python 3.13; ")  # only the missing one
     assert "3.11 (/usr/bin/python3.11)" in message and "3.12 (/opt/py312/bin/python3.12)" in message
     # Sandboxed: a prefix of its own, or host mode with the user's own -dev package; host mode: PATH.
     assert "or build in host mode (--host) with your own python3.13-dev; or ask only" in message
     with pytest.raises(inputs.InputError) as error:
-        pythons.pick_interpreters("3.13", FOUND, host=True)
+        pythons.pick_interpreters("3.13", FOUND, PIN_PYTHONS, host=True)
     assert "install python3.13 and its headers (python3.13-dev) so that python3.13 is on PATH" in str(error.value)
 
 
 def test_pick_interpreters_none_found():
     with pytest.raises(inputs.InputError) as error:
-        pythons.pick_interpreters("3.11", [])
+        pythons.pick_interpreters("3.11", [], PIN_PYTHONS)
     assert "found: none" in str(error.value)
 
 
