@@ -2,7 +2,8 @@
 
     python3 -m tools.run_tests                 # every tier: unit, bazel, e2e (not the slow RBE wheel proof)
     python3 -m tools.run_tests -m unit         # the fast tier alone (no sandbox)
-    python3 -m tools.run_tests -m slow         # the RBE wheel proof (tests/bazel/test_rbe_wheels.py, ~25 min)
+    python3 -m tools.run_tests -m slow         # the RBE wheel proof (tests/bazel/test_rbe_wheels.py, ~25 min) and the
+                                               # other multi-arch TheRock forms (tests/bazel/test_therock_multiarch.py, ~6 min)
     python3 -m tools.run_tests -m bazel -k smoke -x
 
 Arguments are passed to pytest. The venv with the pinned packages of

@@ -69,26 +69,36 @@ def test_the_main_jobs_wheels_build_from_a_multi_arch_rocm10_tarball(tarball, tm
         assert (info["rocm_package_version"], info["rocm_layout"], info["rocm_major"]) == (MULTIARCH_VERSION, "therock", 10)
 
 
-STARLARK_RUNFILES = "' '.join([f.short_path for f in target.default_runfiles.files.to_list()])"
+# One line per target: its label, then the file names of its runfiles.
+STARLARK_RUNFILES = "' '.join([str(target.label)] + [f.basename for f in target.default_runfiles.files.to_list()])"
+
+# The labels JAX's //jaxlib/tools:rocm_libs_data collects runtime files from (JAX after 0.10.2).
+ROCM_LIBS_DATA = ("hip_runtime", "hipblas", "hipfft", "hiprand", "hipsolver", "rccl", "rocsolver", "miopen", "rocm_smi")
 
 
-def runfiles(tarball: Path, label: str, *flags: str) -> list[str]:
-    result = sandbox("run", "--", "bazel", "cquery", *repo_env(tarball), *flags, label, "--output=starlark",
+def runfiles(tarball: Path, labels, *flags: str) -> dict[str, list[str]]:
+    """label name -> the file names of its runfiles, for @local_config_rocm//rocm:<label> (one cquery)."""
+    query = " + ".join(f"@local_config_rocm//rocm:{label}" for label in labels)
+    result = sandbox("run", "--", "bazel", "cquery", *repo_env(tarball), *flags, query, "--output=starlark",
                      f"--starlark:expr={STARLARK_RUNFILES}", cwd=CHECKOUT, check=False)
     assert result.returncode == 0 and "Starlark evaluation error" not in result.stderr, result.stderr[-3000:]
-    return result.stdout.split()
+    found = {line.split()[0].rsplit(":", 1)[1]: line.split()[1:] for line in result.stdout.splitlines() if line.strip()}
+    assert set(found) == {"hip" if label == "hip_runtime" else label for label in labels}, found.keys()
+    return found
 
 
 def test_local_config_rocm_carries_the_packs_of_the_builds_targets_only(tarball):
-    names = {label: [Path(f).name for f in runfiles(tarball, f"@local_config_rocm//rocm:{label}", "--//rocm:amdgpu_targets=gfx942")]
-             for label in ("hipblas", "hipsolver", "rocsolver", "hipfft", "hiprand", "rccl", "hip_runtime")}
+    names = runfiles(tarball, ROCM_LIBS_DATA, "--//rocm:amdgpu_targets=gfx942")
     for label, artifact in (("hipblas", "blas"), ("hipsolver", "blas"), ("rocsolver", "blas"), ("hipfft", "fft"),
                             ("hiprand", "rand"), ("rccl", "rccl")):
         packs = [n for n in names[label] if n.endswith((".kpack", ".kpm"))]
         assert sorted(packs) == [f"{artifact}_lib.kpm", f"{artifact}_lib_gfx942.kpack"], (label, names[label])
-    assert "librocm_kpack.so.1" in names["hip_runtime"] and "libamdhip64.so.7" in names["hip_runtime"]
+    assert {"librocm_kpack.so.1", "libamdhip64.so.7"} <= set(names["hip"])
+    assert "libMIOpen.so.1" in names["miopen"] and not any(n.endswith(".kpack") for n in names["miopen"])
+    # No librocm_smi64 in this ROCm 10 toolkit: rocm_smi is the empty library that lets rocm_libs_data build.
+    assert not any("smi" in n for n in names["rocm_smi"]), names["rocm_smi"]
     # Two targets: both their packs.
-    two = [Path(f).name for f in runfiles(tarball, "@local_config_rocm//rocm:hipblas", "--//rocm:amdgpu_targets=gfx950,gfx1100")]
+    two = runfiles(tarball, ["hipblas"], "--//rocm:amdgpu_targets=gfx950,gfx1100")["hipblas"]
     assert sorted(n for n in two if n.endswith(".kpack")) == ["blas_lib_gfx1100.kpack", "blas_lib_gfx950.kpack"]
 
 
@@ -105,3 +115,67 @@ def test_amd_smi_names_and_a_target_the_packs_lack_is_refused_at_analysis(tarbal
     assert "which has device code for gfx942 gfx950 gfx1100 only" in refused.stderr
     assert ("or for gfx1201, use a multi-arch TheRock tarball with its kernel packs: the full "
             f"therock-dist-linux-multiarch-{MULTIARCH_VERSION}.tar.gz") in refused.stderr
+
+
+# ---- the other forms TheRock ships: the slow tier (python3 -m tools.run_tests -m slow) -------
+# Each builds the main job's wheels against a toolkit of its own (a new HIP compile of every
+# source, about two minutes on two cores): the default run keeps the full tarball's build above.
+
+# The multi-arch pip install `pip install "rocm[libraries,devel,device-gfx942]"` makes, from the
+# full tarball ($2) in site-packages under $1: the expanded devel tree (`rocm-sdk path --root`),
+# the runtime in _rocm_sdk_core, the math libraries in the architecture-neutral
+# _rocm_sdk_libraries, the gfx942 device wheel's packs in its .kpack/ and its .dist-info.
+MAKE_MULTIARCH_PIP = r"""
+set -e
+site=$1/site-packages; mkdir -p $site/_rocm_sdk_core/lib $site/_rocm_sdk_libraries/lib; cd $site
+tar xzf "$2" && mv install _rocm_sdk_devel
+mv _rocm_sdk_devel/lib/libamdhip64.so* _rocm_sdk_devel/lib/librocm_kpack.so* _rocm_sdk_core/lib/
+for lib in hipblas hipsolver hipsparse MIOpen rocsolver hipfft hiprand rocrand rccl; do
+  mv _rocm_sdk_devel/lib/lib$lib.so* _rocm_sdk_libraries/lib/
+done
+mv _rocm_sdk_devel/.kpack _rocm_sdk_libraries/.kpack
+rm _rocm_sdk_libraries/.kpack/*_gfx950.kpack _rocm_sdk_libraries/.kpack/*_gfx1100.kpack
+mkdir rocm_sdk_device_gfx942-10.1.0a20260811.dist-info
+"""
+
+
+def dist_wheels(therock_or_rocm: str, output: Path, *extra: str) -> tuple[list[Path], str]:
+    result = subprocess.run(
+        [sys.executable, "build/ci_build", therock_or_rocm, f"--python-versions={PYTHON}", "--sources=examples",
+         *([f"--jax-source-dir={JAX_TREE}"] if JAX_TREE else []), f"--output-dir={output}", *extra, "dist_wheels"],
+        cwd=CHECKOUT, capture_output=True, text=True)
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log[-6000:]
+    return sorted(output.glob("*.whl")), log
+
+
+@pytest.mark.slow
+def test_a_per_family_multi_arch_tarball_builds_for_its_packs(sandbox_root, tmp_path):
+    script = tmp_path / "make.sh"
+    script.write_text(MAKE_MULTIARCH_TARBALL)
+    tarball = tmp_path / f"therock-dist-linux-gfx94X-dcgpu-{MULTIARCH_VERSION}.tar.gz"
+    sandbox("run", "--", "sh", str(script), str(tarball), "gfx942")
+    wheels, _ = dist_wheels(f"--therock-path={tarball}", tmp_path / "dist")
+    assert [w.name.split("-")[0] for w in wheels] == ["jax_rocm10_pjrt", "jax_rocm10_plugin"]
+    assert all(build_info(w)["amdgpu_targets"] == ["gfx942"] for w in wheels)
+
+
+@pytest.mark.slow
+def test_the_extracted_tarball_builds_as_a_rocm_path(tarball, tmp_path):
+    sandbox("run", "--", "tar", "-C", str(tmp_path), "-xzf", str(tarball))
+    wheels, log = dist_wheels(f"--rocm-path={tmp_path / 'install'}", tmp_path / "dist", "--amdgpu-targets=gfx950")
+    assert [w.name.split("-")[0] for w in wheels] == ["jax_rocm10_pjrt", "jax_rocm10_plugin"]
+    info = build_info(wheels[1])
+    assert (info["amdgpu_targets"], info["rocm_layout"]) == (["gfx950"], "therock")
+
+
+@pytest.mark.slow
+def test_the_multi_arch_pip_packages_build_for_the_installed_device_wheels(tarball, tmp_path):
+    script = tmp_path / "make.sh"
+    script.write_text(MAKE_MULTIARCH_PIP)
+    sandbox("run", "--", "sh", str(script), str(tmp_path), str(tarball))
+    devel = tmp_path / "site-packages/_rocm_sdk_devel"
+    wheels, log = dist_wheels(f"--rocm-path={devel}", tmp_path / "dist")
+    assert [w.name.split("-")[0] for w in wheels] == ["jax_rocm10_pjrt", "jax_rocm10_plugin"]
+    info = build_info(wheels[1])
+    assert (info["amdgpu_targets"], info["rocm_layout"]) == (["gfx942"], "therock_pip"), info
