@@ -28,6 +28,7 @@ import pytest
 from tests.conftest import CHECKOUT
 from tests.e2e.test_wheels import dist_wheels
 from tests.infra.wheel_comparison import EntryPoint, SideBySide, compare_folders
+from third_party.gpus import find_rocm_config as finder
 
 pytestmark = pytest.mark.e2e
 
@@ -207,6 +208,8 @@ def test_every_difference_is_explained(sides):
                 unexplained.append((t.filename, row))
             print(f"- {row.aspect}: {EXPLAINED.get(key, 'UNEXPLAINED')}")
         # What the reasons say of ours.
-        assert o.version.startswith(o.build_info["jax_version"]) and f"rocm{o.build_info['rocm_package_version']}" in o.version
+        # The local version names the toolkit as TheRock composes it (a BKC release's '+' made a '.').
+        local = finder.parse_rocm_version(o.build_info["rocm_package_version"]).wheel_local
+        assert o.version.startswith(o.build_info["jax_version"]) and o.version.split("+", 1)[1].endswith(local), o.version
         assert all(tag.endswith("manylinux_2_28_x86_64") for tag in o.tags) and not o.root_is_purelib, o.filename
     assert not unexplained, unexplained
