@@ -75,15 +75,16 @@ OPTIONS = (
                              "examples/jax with --sources=examples)")),
     Option(("--amdgpu-targets",), ROCM, dict(
         metavar="LIST", help="e.g. gfx942,gfx950 (commas, semicolons or spaces, as TF_ROCM_AMDGPU_TARGETS; "
-                             "default: the list JAX's wheels use; with a TheRock tarball, "
-                             "those of its family, or the family's own)")),
+                             "default: the list JAX's wheels use; with a TheRock release, those of it that it has "
+                             "device code for: a multi-arch release's kernel packs, a legacy tarball's family)")),
     Option(("--rocm-path",), ROCM, dict(
         metavar="DIR", help="the ROCm toolkit, mounted into the sandbox at the same path; wins over ROCM_PATH (default: "
                             "$ROCM_PATH if set, which must exist; else the sandbox's search: Debian's ROCm)")),
     Option(("--therock-path",), ROCM, dict(
         metavar="URL|TARBALL|DIR",
         help="build against a TheRock release: an https:// URL (needs --therock-sha256), a file:// URL or path of a "
-             "tarball, or an extracted toolkit"), DIST_WHEELS),
+             "tarball (multi-arch, full or of one family, or a legacy per-family one), or an extracted toolkit"),
+        DIST_WHEELS),
     Option(("--therock-sha256",), ROCM, dict(metavar="HEX", help="sha256 of the TheRock tarball (computed for a local one)"),
            DIST_WHEELS),
     Option(("--rocm-version",), ROCM, dict(metavar="X.Y.Z", help="fail unless the toolkit found is this ROCm release"),
