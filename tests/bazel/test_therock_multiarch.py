@@ -102,6 +102,21 @@ def test_local_config_rocm_carries_the_packs_of_the_builds_targets_only(tarball)
     assert sorted(n for n in two if n.endswith(".kpack")) == ["blas_lib_gfx1100.kpack", "blas_lib_gfx950.kpack"]
 
 
+def test_rocm_libs_data_finds_each_librarys_shared_object_in_its_data(tarball):
+    """XLA's collect_data_files (what JAX's rocm_libs_data is) takes the .so files of each
+    library's `data`, as XLA's rocm_lib_import globs them there: each of the nine labels but
+    rocm_smi (not in this toolkit) has its lib<name>.so among its data."""
+    query = " + ".join(f"@local_config_rocm//rocm:{label}" for label in ROCM_LIBS_DATA if label != "hip_runtime")
+    result = sandbox("run", "--", "bazel", "cquery", *repo_env(tarball), f"labels(data, {query} + @local_config_rocm//rocm:hip)",
+                     cwd=CHECKOUT, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    data = {line.split()[0].rsplit(":", 1)[1] for line in result.stdout.splitlines() if line.strip()}
+    expected = {"libamdhip64.so", "libhipblas.so", "libhipfft.so", "libhiprand.so", "libhipsolver.so", "libMIOpen.so",
+                "librccl.so", "librocsolver.so"}
+    assert {f"lib/{name}" for name in expected} <= data, sorted(data)
+    assert not any("smi" in label for label in data)
+
+
 def test_amd_smi_names_and_a_target_the_packs_lack_is_refused_at_analysis(tarball):
     listed = sandbox("run", "--", "bazel", "query", *repo_env(tarball), "@local_config_rocm//rocm:all",
                      "--output=label_kind", cwd=CHECKOUT, check=False)

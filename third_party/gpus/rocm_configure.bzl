@@ -299,13 +299,21 @@ def _kernel_packs_stanza(rctx, name, packs):
     return data + [":" + target], stanza
 
 def _library_stanza(rctx, name, info, linked_headers, packs):
-    """The cc_library of one library in //rocm; its files are linked under rocm/include and rocm/lib,
-    its kernel packs (a multi-arch toolkit's) are its data."""
-    srcs = []
+    """The cc_library of one library in //rocm; its files are linked under rocm/include and rocm/lib.
+    Its data: its kernel packs (a multi-arch toolkit's), and the shared library as lib<name>.so,
+    the name XLA's rocm_lib_import globs into data: what JAX's rocm_libs_data (XLA's
+    collect_data_files, which takes the .so files of `data`) collects as runtime files."""
+    srcs, runtime = [], []
     if info.get("library"):
         rctx.symlink(info["library"], "rocm/lib/" + info["soname_file"])
         srcs = ["lib/" + info["soname_file"]]
+        if not info.get("static"):
+            unversioned = info["soname_file"].split(".so")[0] + ".so"
+            if unversioned != info["soname_file"]:
+                rctx.symlink(info["library"], "rocm/lib/" + unversioned)
+            runtime = ["lib/" + unversioned]
     data, packs_stanza = _kernel_packs_stanza(rctx, name, packs)
+    data = runtime + data
     deps = [] if name in ("hip", "hsa-runtime") else [":hip"]
     hdrs = []
     for header in info["headers"]:
