@@ -395,10 +395,12 @@ def check_local_tarball(flag_value: str, path: Path, sha256: str | None, amdgpu_
         packs = [m.name for m in members if f"/{finder.KPACK_DIR}/" in f"/{m.name.removeprefix('./')}"]
         split = packs or any(m.name.removeprefix("./").rstrip("/").endswith(finder.KPACK_DIR) for m in members)
         check_kernel_packs(amdgpu_targets, f"the multi-arch TheRock tarball {path.name}",
-                           finder.kernel_pack_targets(packs) if split else None, finder.THEROCK)
+                           finder.kernel_pack_targets(packs) if split else None, finder.THEROCK,
+                           finder.therock_version_from_url(path.name) or "<version>")
 
 
-def check_kernel_packs(amdgpu_targets: str, what: str, held: list[str] | None, layout: str) -> None:
+def check_kernel_packs(amdgpu_targets: str, what: str, held: list[str] | None, layout: str,
+                       version: str = "<version>") -> None:
     """--amdgpu-targets against what a multi-arch toolkit's kernel packs hold (held: their
     targets; None: not a multi-arch toolkit), before the sandbox: one line naming the targets
     it has and the package or tarball that adds the others (the finder's words)."""
@@ -409,7 +411,7 @@ def check_kernel_packs(amdgpu_targets: str, what: str, held: list[str] | None, l
         raise inputs.InputError(
             f"--amdgpu-targets={amdgpu_targets} asks for {' '.join(lacking)}, but {what} holds kernel packs for "
             f"{' '.join(held) or 'no target'} only: name those, or, for {lacking[0]}, "
-            + finder.device_code_remedy(layout).replace("<target>", lacking[0]))
+            + finder.device_code_remedy(layout, version).replace("<target>", lacking[0]))
 
 
 def holds_rocm(entries: list[tuple[str, bool]]) -> bool:

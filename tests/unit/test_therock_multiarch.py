@@ -267,7 +267,7 @@ def test_ci_build_refuses_a_target_a_multi_arch_tarballs_packs_lack(recorded, tm
     line = one_error_line(capsys)
     assert line.startswith(f"ci_build: --amdgpu-targets=gfx1100,gfx1102 asks for gfx1102, but the multi-arch TheRock "
                            f"tarball {name} holds kernel packs for gfx1100 gfx1101 only: name those, or, for gfx1102, ")
-    assert "therock-dist-linux-multiarch-" in line
+    assert "the full therock-dist-linux-multiarch-10.1.0a20260811.tar.gz" in line, "named with the release at hand"
     assert recorded == [], "nothing ran: no sandbox, no Bazel"
 
 
