@@ -124,3 +124,21 @@ def test_a_killed_runs_clones_are_removed_and_a_running_ones_kept(edited_checkou
     assert running.exists() and unrelated.exists() and not killed.exists()
     release_clones()  # this "worker" ends its session: its run is now removable
     assert remove_stale_clones() == [running.parent.parent] and not running.exists()
+
+
+def test_a_machine_that_cannot_build_the_sandbox_stops_the_run_once(monkeypatch, capsys):
+    """A missing prerequisite (here too little disk) is said once, before any test that needs the
+    sandbox: the unit tier runs, nothing else is collected, and the run fails (exit 2) instead of
+    every bazel and e2e fixture meeting the same line (226 errors, once)."""
+    line = "sandbox: error: disk full: the 'full' sandbox needs about 14 GB free under /x, 6.0 GB is; free space"
+    ran = []
+    monkeypatch.setattr(run_tests, "missing_prerequisite", lambda profile: line)
+    monkeypatch.setattr(run_tests, "ensure_venv", lambda *a: "/venv/bin/python")
+    monkeypatch.setattr(run_tests.subprocess, "run", lambda cmd, **kw: ran.append(cmd))
+    monkeypatch.setattr(run_tests.subprocess, "Popen", lambda *a, **kw: pytest.fail("the sandbox is not built"))
+    monkeypatch.setattr(run_tests.os, "execv", lambda *a: pytest.fail("no pytest of every tier"))
+    assert run_tests.main(["-x"]) == 2
+    pytest_run = [cmd for cmd in ran if "pytest" in cmd]
+    assert pytest_run == [["/venv/bin/python", "-m", "pytest", "-x", "-m", "unit"]]
+    err = capsys.readouterr().err
+    assert err.count(line) == 2 and err.splitlines()[-1] == f"run_tests: stopped: {line}"

@@ -240,6 +240,24 @@ def one_error_line(result) -> str:
     return lines[0]
 
 
+def test_too_little_disk_is_said_by_the_check_before_anything_is_made(monkeypatch, tmp_path):
+    """`ensure --check` (what ci_build and the test runner run first) names the disk a root needs
+    when there is too little of it; a built root needs none."""
+    import collections
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(build, "rootless", lambda: False)
+    monkeypatch.setattr(build, "require_privileges", lambda: None)
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(build.shutil, "disk_usage", lambda path: usage(100e9, 94e9, 6e9))
+    paths = cache.Paths.default()
+    with pytest.raises(SandboxError) as e:
+        build.check_prerequisites(paths, "full")
+    assert f"needs about {build.REQUIRED_FREE_GB['full']} GB free" in str(e.value) and "6.0 GB is" in str(e.value)
+    assert "\n" not in str(e.value)
+    monkeypatch.setattr(build, "up_to_date", lambda paths, profile, pythons=(): True)
+    build.check_prerequisites(paths, "full")
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="becoming a user without subordinate ids (nobody) needs root")
 @pytest.mark.skipif(bool(unreachable_by_nobody(SANDBOX_PACKAGE)), reason=unreachable_by_nobody(SANDBOX_PACKAGE) or "-")
 def test_a_user_without_subordinate_ids_is_told_how_to_get_them(tmp_path):

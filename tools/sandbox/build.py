@@ -336,12 +336,14 @@ def up_to_date(paths: Paths, profile: str, pythons: Sequence[str] = ()) -> bool:
 def check_prerequisites(paths: Paths, profile: str, pythons: Sequence[str] = ()) -> None:
     """What `ensure` needs of this machine, checked before anything is downloaded or built:
     nothing when the root is up to date; else root, or user namespaces, uidmap, subordinate
-    ids and mmdebstrap. A SandboxError names the first thing missing and who can add it."""
+    ids and mmdebstrap, and the free disk a root of `profile` takes. A SandboxError names the
+    first thing missing and who can add it."""
     if up_to_date(paths, profile, pythons):
         return
     require_privileges()
     if rootless() and shutil.which("mmdebstrap") is None:
         raise SandboxError(NO_MMDEBSTRAP)
+    check_free_space(paths, profile)
 
 
 def ensure(paths: Paths, profile: str, mirror: str, pythons: Sequence[str] = ()) -> Path:
