@@ -2,8 +2,8 @@
 
     python3 tools/grpc_stub.py --dest ~/.cache/trees/modules/grpc-load-only ~/.cache/trees/xla-pin ...
 
-grpc's repository is larger than the machines of this project can fetch, and full mode's
-gated tier (docs/full-mode.md) needs grpc only so that XLA's BUILD files load: they load
+grpc's repository was too large to clone where full mode's gated tier (docs/full-mode.md) was
+measured, and the tier needs grpc only so that XLA's BUILD files load: they load
 `cc_grpc_library` (and a few names more) from `@grpc//bazel:...` or
 `@com_github_grpc_grpc//bazel:...`. This scans the trees for those load statements and writes
 a module named grpc whose bazel/*.bzl files define each name loaded, written here (no file of

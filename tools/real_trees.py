@@ -1,19 +1,28 @@
 """Lay out the real upstream trees the gated test tier reads, from git repositories you have.
 
 Every tree, from the manifest (tools/real_trees.toml: each tree's GitHub repository and tag or
-commit) and a folder of git snapshots (OWNER+NAME/repo each, as the search tool's fetch writes
-them), in one command (docs/testing.md):
+commit) and a folder of `git clone --mirror` copies of its repositories, in one command
+(docs/testing.md):
 
-    python3 -m tools.real_trees --manifest tools/real_trees.toml --mirror /work/.mirror --dest ~/.cache/trees
+    python3 -m tools.real_trees --manifest tools/real_trees.toml --mirror ~/mirror --dest ~/.cache/trees
     . ~/.cache/trees/env.sh && python3 -m tools.run_tests -n 0 tests/bazel/test_full_mode.py -k load
 
+The folder holds each GitHub repository OWNER/NAME as OWNER+NAME.git, OWNER+NAME or
+OWNER+NAME/repo: a `--mirror` (or `--bare`) clone, or a clone with a work tree there. Every
+repository of the manifest, cloned into ~/mirror (`--repositories` lists them; an update:
+`git -C ~/mirror/OWNER+NAME.git remote update`):
+
+    python3 -m tools.real_trees --manifest tools/real_trees.toml --repositories |
+        while read r; do git clone --mirror "https://github.com/$r" ~/mirror/"$(echo "$r" | tr / +)".git; done
+
 It first checks the folder against the manifest and, where repositories or revisions are
-missing, prints the repositories to fetch (one owner/name a line) and exits 2, laying out
-nothing. Then it runs the options below for every entry, and what the tier needs around them:
-this project's pinned PyPI wheels in DEST/distdir (Zig's among them), JAX's patches of the
-modules full mode overrides (written into full/jax_patches from the JAX pin, as ci_build writes
-them: the one thing it writes into this checkout, JAX's files, which Git ignores), Debian's or
-npm's source tarballs of archives git cannot give, and a load-only grpc (tools/grpc_stub.py).
+missing, prints the repositories to clone (one owner/name a line on stdout, what the loop above
+reads) and exits 2, laying out nothing. Then it runs the options below for every entry, and
+what the tier needs around them: this project's pinned PyPI wheels in DEST/distdir (Zig's
+among them), JAX's patches of the modules full mode overrides (written into full/jax_patches
+from the JAX pin, as ci_build writes them: the one thing it writes into this checkout, JAX's
+files, which Git ignores), Debian's or npm's source tarballs of archives git cannot give, and a
+load-only grpc (tools/grpc_stub.py).
 It writes env.sh and full.bazelrc for the pins, env-PROFILE.sh and full-PROFILE.bazelrc for
 each other profile of the manifest (XLA main). --repositories prints the list; --only core the
 four core trees alone; --profile one XLA tree's graph.
@@ -26,10 +35,10 @@ Or tree by tree:
         --registry-git ~/src/bazel-central-registry --toolchain-git ~/src/rules_ml_toolchain
     . ~/.cache/trees/env.sh && python3 -m tools.run_tests -m bazel
 
-Each --*-git is a git directory of the upstream repository: a clone, or a snapshot without a
-work tree. Nothing is downloaded, and nothing is written into this checkout (the trees are
-other projects' code: they never belong in it; --manifest's prerequisites above aside). What it
-lays out under --dest:
+Each --*-git is a git directory of the upstream repository: a clone, or a bare or `--mirror`
+clone (no work tree). Nothing is downloaded, and nothing is written into this checkout (the
+trees are other projects' code: they never belong in it; --manifest's prerequisites above
+aside). What it lays out under --dest:
   * JAX at this project's pin (third_party/jax/pin.json) and at each --jax-rev;
   * XLA at this project's pin (third_party/xla/pin.json; ROCm/xla's main holds it) and at
     each --xla-rev;
@@ -53,9 +62,9 @@ lays out under --dest:
     where git can (commit and tag tarballs); otherwise (GitHub's zips, release assets) laid out
     under DEST/archives as the repository XLA's rule makes of them (its patches, BUILD file and
     linked files applied) and named in DEST/full.bazelrc with --override_repository.
-Files absent from a snapshot (large test data) are skipped and counted. A tree already laid
-out at the same commit is kept. DEST/env.sh then sets one variable per tree of the gated tier
-(the pins; the other revisions are listed there to swap in).
+Files whose content the repository does not hold (a partial clone's) are skipped and counted.
+A tree already laid out at the same commit is kept. DEST/env.sh then sets one variable per tree
+of the gated tier (the pins; the other revisions are listed there to swap in).
 """
 
 from __future__ import annotations
@@ -95,7 +104,7 @@ class Tree:
     commit: str
     path: Path
     files: int
-    absent: int  # blobs the snapshot does not hold
+    absent: int  # blobs the repository does not hold
 
 
 def pin(name: str) -> dict:
@@ -107,11 +116,11 @@ def git(gitdir: Path, *args: str, **kwargs) -> subprocess.CompletedProcess:
 
 
 def git_dir(path: Path) -> Path:
-    """The git directory of a clone (DIR/.git) or of a bare snapshot (DIR)."""
+    """The git directory of a clone (DIR/.git) or of a bare or mirror clone (DIR)."""
     for candidate in (path / ".git", path):
         if git(candidate, "rev-parse", "--git-dir", capture_output=True).returncode == 0:
             return candidate
-    raise TreeError(f"{path} is not a git repository (pass a clone or a snapshot's git directory)")
+    raise TreeError(f"{path} is not a git repository (pass a clone or a bare or mirror clone)")
 
 
 def resolve(gitdir: Path, rev: str) -> str:
@@ -170,7 +179,7 @@ def lay_out(gitdir: Path, rev: str, dest: Path, name: str) -> Tree:
     files, absent = extract(gitdir, commit, path)
     stamp.write_text(json.dumps({"repository": str(gitdir), "rev": rev, "commit": commit, "files": files,
                                  "absent": absent}, indent=2) + "\n")
-    print(f"real_trees: {name}: {files} files, {absent} absent from the snapshot", file=sys.stderr)
+    print(f"real_trees: {name}: {files} files, {absent} absent from the repository", file=sys.stderr)
     return Tree(name, commit, path, files, absent)
 
 
@@ -179,7 +188,7 @@ def github_archive(gitdir: Path, commit: str, prefix: str, out: Path) -> str:
     name or time); its sha256."""
     tar = git(gitdir, "archive", "--format=tar", f"--prefix={prefix}/", commit, capture_output=True)
     if tar.returncode != 0:
-        raise TreeError(f"git archive of {commit} failed (a snapshot without some of its files?): "
+        raise TreeError(f"git archive of {commit} failed (a repository without some of its files?): "
                         f"{tar.stderr.decode(errors='replace').strip()}")
     # GNU gzip's deflate at its default level, no name or time: what GitHub's archives match
     # (Python's gzip module compresses differently).
@@ -630,7 +639,7 @@ class Entry:
 
     kind: str
     name: str = ""
-    repo: str = ""  # owner/name on GitHub, as the search tool's fetch takes it
+    repo: str = ""  # owner/name on GitHub: https://github.com/OWNER/NAME
     rev: str = ""
     revs: tuple[str, ...] = ()
     version: str = ""
@@ -761,10 +770,11 @@ def read_manifest(path: Path) -> Manifest:
 
 
 def mirror_git_dir(mirror: Path, repo: str) -> Path | None:
-    """The git directory of GitHub's owner/name in a folder of snapshots: MIRROR/OWNER+NAME/repo
-    (the search tool's fetch), its .git, or MIRROR/OWNER+NAME itself; None when absent."""
+    """The git directory of GitHub's owner/name in a folder of clones: MIRROR/OWNER+NAME.git
+    (`git clone --mirror https://github.com/OWNER/NAME MIRROR/OWNER+NAME.git`), MIRROR/OWNER+NAME
+    or MIRROR/OWNER+NAME/repo, each bare or a clone's work tree (its .git); None when absent."""
     folder = mirror / repo.replace("/", "+")
-    for candidate in (folder / "repo", folder):
+    for candidate in (folder / "repo", folder, folder.with_name(folder.name + ".git")):
         if candidate.is_dir():
             try:
                 return git_dir(candidate)
@@ -803,18 +813,19 @@ def check_mirror(entries: list[Entry], mirror: Path) -> tuple[dict[str, Path], l
             try:
                 resolve(found[entry.repo], rev)
             except TreeError:
-                lacking.append(f"{entry.repo} lacks {rev} ({entry.describe()}): fetch a newer snapshot, or name a "
-                               "revision it has as the entry's stand_in")
+                lacking.append(f"{entry.repo} lacks {rev} ({entry.describe()}): update it (`git -C {found[entry.repo]} "
+                               "remote update`), or name a revision it has as the entry's stand_in")
     return found, sorted(missing, key=str.lower), lacking
 
 
 def report_missing(missing: list[str], lacking: list[str], mirror: Path, manifest: Path) -> None:
-    """One list of what to fetch: the repositories on stdout, one a line, what to do on stderr."""
+    """One list of what to clone: the repositories on stdout, one a line, what to do on stderr."""
     if missing:
         print(f"real_trees: {len(missing)} repositor{'y' if len(missing) == 1 else 'ies'} of {manifest} "
-              f"{'is' if len(missing) == 1 else 'are'} not in {mirror}: fetch each (the search tool's `fetch "
-              f"github:OWNER/NAME`, or `git clone --bare https://github.com/OWNER/NAME {mirror}/OWNER+NAME/repo`), "
-              "then run this again:", file=sys.stderr)
+              f"{'is' if len(missing) == 1 else 'are'} not in {mirror}: clone each (`git clone --mirror "
+              f"https://github.com/OWNER/NAME {mirror}/OWNER+NAME.git`; this list, one a line on stdout, into "
+              f"`while read r; do git clone --mirror \"https://github.com/$r\" \"{mirror}/$(echo \"$r\" | tr / +).git\"; "
+              "done` clones them all), then run this again:", file=sys.stderr)
         print("\n".join(missing))
     for line in lacking:
         print(f"real_trees: {line}", file=sys.stderr)
@@ -955,10 +966,14 @@ def profile_env(dest: Path, profile: Profile, env_file: str, full_rc: str, patch
 
 
 def manifest_main(argv: list[str]) -> int:
-    """--manifest: every tree the manifest lists, from a folder of git snapshots (module docstring)."""
+    """--manifest: every tree the manifest lists, from a folder of `git clone --mirror` copies of its
+    repositories (--repositories lists them; `python3 -m tools.real_trees --help` shows the command
+    that clones them all)."""
     parser = argparse.ArgumentParser(prog="python3 -m tools.real_trees --manifest", description=manifest_main.__doc__)
     parser.add_argument("--manifest", type=Path, required=True, help=f"the manifest (this project's: {MANIFEST.relative_to(CHECKOUT)})")
-    parser.add_argument("--mirror", type=Path, help="the folder of git snapshots: OWNER+NAME/repo each (the search tool's fetch)")
+    parser.add_argument("--mirror", type=Path,
+                        help="the folder of clones: OWNER+NAME.git each (`git clone --mirror https://github.com/OWNER/NAME "
+                             "MIRROR/OWNER+NAME.git`), or OWNER+NAME, or OWNER+NAME/repo")
     parser.add_argument("--dest", type=Path, help="where the trees go (outside this checkout), e.g. ~/.cache/trees")
     parser.add_argument("--profile", action="append", default=[],
                         help="lay full mode out for this profile of the manifest only (repeatable; default: every one)")

@@ -1636,7 +1636,7 @@ COMPILE_FAILED = ("INFO: Analyzed target //:jax_rocm_wheels (3 packages loaded, 
 LOADING_FAILED = ("ERROR: no such package '@@xla~~llvm_extension~llvm-raw//': java.io.IOException: Error downloading "
                   "[https://github.com/llvm/llvm-project/archive/0123.tar.gz] to /o/external/llvm-raw/temp.tar.gz: "
                   "Unknown host: github.com\n"
-                  "ERROR: /work/main/full/BUILD.bazel:10:6: Analysis of target '//:jax_rocm_wheels' failed; build "
+                  "ERROR: /home/me/jax-rocm-build/full/BUILD.bazel:10:6: Analysis of target '//:jax_rocm_wheels' failed; build "
                   "aborted: Analysis failed\n"
                   "ERROR: Build did NOT complete successfully\n")
 

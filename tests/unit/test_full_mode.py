@@ -163,11 +163,11 @@ OFFLINE = (
     f"[https://storage.googleapis.com/mirror.tensorflow.org/github.com/llvm/llvm-project/archive/{LLVM_COMMIT}.tar.gz, "
     f"https://github.com/llvm/llvm-project/archive/{LLVM_COMMIT}.tar.gz] to /o/external/xla~~llvm_extension~llvm-raw/"
     "temp.tar.gz: Unknown host: storage.googleapis.com\n"
-    "ERROR: /work/main/full/BUILD.bazel:10:6: no such package '@@xla~~llvm_extension~llvm-raw//utils/bazel': "
+    "ERROR: /home/me/jax-rocm-build/full/BUILD.bazel:10:6: no such package '@@xla~~llvm_extension~llvm-raw//utils/bazel': "
     "java.io.IOException: Error downloading [https://example.com/other.tar.gz] to ...\n"
     "ERROR: no such package '@@rules_python~//python': the module rules_python~ could not be fetched\n"
-    "ERROR: /work/main/full/BUILD.bazel:3:4: no such target '@@grpc~//:grpc++': target 'grpc++' not declared\n"
-    "ERROR: /work/main/full/BUILD.bazel:3:4: no such target '@@grpc~//:grpc++': target 'grpc++' not declared\n"
+    "ERROR: /home/me/jax-rocm-build/full/BUILD.bazel:3:4: no such target '@@grpc~//:grpc++': target 'grpc++' not declared\n"
+    "ERROR: /home/me/jax-rocm-build/full/BUILD.bazel:3:4: no such target '@@grpc~//:grpc++': target 'grpc++' not declared\n"
     "ERROR: Build did NOT complete successfully\n")
 
 

@@ -28,7 +28,7 @@ def test_reads_a_stream_of_pretty_printed_spawns(tmp_path):
 def test_a_hermetic_spawn_has_no_leaks(tmp_path):
     ok = spawn(["external/_main~zig~zig_sdk/bin/cc", "-isystem", "external/_main~zig~zig_sdk/sdk/lib/libcxx/include"],
                {"PATH": "/bin:/usr/bin", "ZIG_RUNTIME_CACHE": "bazel-out/k8-opt/bin/external/_main~zig~zig_sdk/runtime_opt"})
-    assert replay.leaks(ok, tmp_path, [OUTPUT_BASE, "/work/checkout", "/var/tmp"]) == []
+    assert replay.leaks(ok, tmp_path, [OUTPUT_BASE, "/home/me/checkout", "/var/tmp"]) == []
 
 
 def test_the_former_absolute_header_paths_and_cache_are_caught(tmp_path):

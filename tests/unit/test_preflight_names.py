@@ -117,7 +117,7 @@ def test_one_probe_package_per_symbol():
 
 # What Bazel 7.7.1 prints, copied from a real `bazel query --keep_going` over a probe.
 QUERY_STDERR = """\
-ERROR: /work/main/build/preflight_probe/p1/s0/BUILD.bazel:2:50: file '@local_config_rocm//rocm:build_defs.bzl' does not contain symbol 'also_missing' (did you mean 'rocm_missing'?)
+ERROR: /home/me/jax-rocm-build/build/preflight_probe/p1/s0/BUILD.bazel:2:50: file '@local_config_rocm//rocm:build_defs.bzl' does not contain symbol 'also_missing' (did you mean 'rocm_missing'?)
 ERROR: no such target '@@_main~rocm~local_config_rocm//rocm:no_such_lib': target 'no_such_lib' not declared in package 'rocm'
 """  # noqa: E501 (verbatim)
 QUERY_STDOUT = "@local_config_rocm//rocm:hipblas\n@@_main~rocm~local_config_rocm//rocm:miopen\n"

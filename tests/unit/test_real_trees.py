@@ -490,24 +490,60 @@ repo = "openxla/xla"
 
 
 def bare(tmp_path: Path, name: str, upstream_repo: Path) -> Path:
-    """A snapshot as the search tool's fetch writes it: MIRROR/OWNER+NAME/repo, a bare git directory."""
-    target = tmp_path / "mirror" / name / "repo"
-    subprocess.run(["git", "clone", "-q", "--bare", str(upstream_repo), str(target)], check=True)
+    """A mirror clone as `git clone --mirror https://github.com/OWNER/NAME MIRROR/OWNER+NAME.git`
+    makes it (name: OWNER+NAME)."""
+    target = tmp_path / "mirror" / f"{name}.git"
+    subprocess.run(["git", "clone", "-q", "--mirror", str(upstream_repo), str(target)], check=True)
     return target
 
 
-def test_the_mirror_is_searched_as_fetch_and_git_clone_lay_repositories_out(upstream, tmp_path):
+def test_the_mirror_is_searched_as_git_clone_lays_repositories_out(upstream, tmp_path):
+    """OWNER+NAME.git, OWNER+NAME and OWNER+NAME/repo, each a --mirror, --bare or work-tree clone."""
     repo, _, _ = upstream
     mirror = tmp_path / "mirror"
-    assert real_trees.mirror_git_dir(mirror, "o/snapshot") is None
-    snapshot = bare(tmp_path, "o+snapshot", repo)
-    assert real_trees.mirror_git_dir(mirror, "o/snapshot") == snapshot
+    assert real_trees.mirror_git_dir(mirror, "o/mirrored") is None
+    mirrored = bare(tmp_path, "o+mirrored", repo)
+    assert real_trees.mirror_git_dir(mirror, "o/mirrored") == mirrored
+    subprocess.run(["git", "clone", "-q", "--mirror", str(repo), str(mirror / "o+plain")], check=True)
+    assert real_trees.mirror_git_dir(mirror, "o/plain") == mirror / "o+plain"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(mirror / "o+nested" / "repo")], check=True)
+    assert real_trees.mirror_git_dir(mirror, "o/nested") == mirror / "o+nested" / "repo"
     subprocess.run(["git", "clone", "-q", str(repo), str(mirror / "o+clone" / "repo")], check=True)
     assert real_trees.mirror_git_dir(mirror, "o/clone") == mirror / "o+clone" / "repo" / ".git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(mirror / "o+flat")], check=True)
-    assert real_trees.mirror_git_dir(mirror, "o/flat") == mirror / "o+flat"
+    subprocess.run(["git", "clone", "-q", str(repo), str(mirror / "o+worktree.git")], check=True)
+    assert real_trees.mirror_git_dir(mirror, "o/worktree") == mirror / "o+worktree.git" / ".git"
     (mirror / "o+empty" / "repo").mkdir(parents=True)
+    (mirror / "o+empty.git").mkdir()
     assert real_trees.mirror_git_dir(mirror, "o/empty") is None
+
+
+def documented_clone_loop() -> str:
+    """The `while read r; ... done` of docs/testing.md that clones what `--repositories` lists."""
+    loops = re.findall(r"^ *(while read r; do git clone --mirror .*; done)$", TESTING_MD.read_text(), re.M)
+    assert len(loops) == 1, loops
+    return loops[0]
+
+
+def test_the_documented_clone_and_update_commands_make_a_folder_the_manifest_reads(upstream, tmp_path):
+    """docs/testing.md's loop (the module's --help shows the same), run as a user's shell runs it,
+    with https://github.com/o/upstream answered by the local repository (git's url.insteadOf)."""
+    repo, _, second = upstream
+    loop = documented_clone_loop()
+    assert loop in real_trees.__doc__
+    home = tmp_path / "home"
+    home.mkdir()
+    env = dict(os.environ, HOME=str(home), GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0=f"url.{repo}.insteadOf",
+               GIT_CONFIG_VALUE_0="https://github.com/o/upstream")
+    subprocess.run(["sh", "-c", loop], input="o/upstream\n", text=True, env=env, check=True, capture_output=True)
+    gitdir = real_trees.mirror_git_dir(home / "mirror", "o/upstream")
+    assert gitdir == home / "mirror" / "o+upstream.git" and real_trees.resolve(gitdir, "v2") == second
+    # The update the docs name brings a newer upstream commit in.
+    (repo / "new.txt").write_text("newer\n")
+    run(repo, "add", "-A")
+    run(repo, "commit", "-qm", "three")
+    subprocess.run(["sh", "-c", "git -C ~/mirror/o+upstream.git remote update"], env=env, check=True, capture_output=True)
+    assert real_trees.resolve(gitdir, "HEAD") == run(repo, "rev-parse", "HEAD")
+    assert "`git -C ~/mirror/OWNER+NAME.git remote update`" in TESTING_MD.read_text()
 
 
 def test_missing_repositories_are_one_list_to_fetch_and_nothing_is_laid_out(upstream, tmp_path, capsys):
@@ -555,9 +591,11 @@ rev = "v3.11.3"
     # Every repository absent, once each, one a line (the core four too: the mirror has none of them).
     assert out.splitlines() == ["bazelbuild/bazel-central-registry", "google-ml-infra/rules_ml_toolchain", "google/XNNPACK",
                                 "jax-ml/jax", "ROCm/xla", "uxlfoundation/oneDNN"]
-    assert "6 repositories of" in err and "fetch github:OWNER/NAME" in err
+    assert "6 repositories of" in err and "git clone --mirror https://github.com/OWNER/NAME" in err
     # A repository at hand without the revision an entry names is said too, with what to do.
-    assert "dmlc/dlpack lacks 77aafa4d (archive dlpack (main)): fetch a newer snapshot, or name a revision" in err
+    dlpack = (tmp_path / "mirror").resolve() / "dmlc+dlpack.git"
+    assert f"dmlc/dlpack lacks 77aafa4d (archive dlpack (main)): update it (`git -C {dlpack} remote update`), or name a " \
+           "revision" in err
     assert "madler/zlib lacks" not in err
     # --profile pin leaves out what serves main alone.
     real_trees.main(["--manifest", str(path), "--mirror", str(tmp_path / "mirror"), "--dest", str(dest), "--profile", "pin"])
@@ -621,7 +659,7 @@ def test_module_trees_rc_and_env_files_go_where_they_are_named(upstream, tmp_pat
 
 # The checked-in manifest, and docs/testing.md's account of it.
 TESTING_MD = real_trees.CHECKOUT / "docs" / "testing.md"
-COMMAND = "python3 -m tools.real_trees --manifest tools/real_trees.toml --mirror /work/.mirror --dest ~/.cache/trees"
+COMMAND = "python3 -m tools.real_trees --manifest tools/real_trees.toml --mirror ~/mirror --dest ~/.cache/trees"
 
 
 def test_the_checked_in_manifest_reads_and_every_xla_archive_names_its_repository():
