@@ -67,6 +67,16 @@ def test_the_main_jobs_wheels_build_from_a_multi_arch_rocm10_tarball(tarball, tm
         # The targets by default: JAX's wheel list within what the packs hold (not the name's).
         assert info["amdgpu_targets"] == PACKED, info
         assert (info["rocm_package_version"], info["rocm_layout"], info["rocm_major"]) == (MULTIARCH_VERSION, "therock", 10)
+        assert info["rocm_path_type"] == "link_only"
+    # The names JAX's plugin discovery looks for by ROCm major (jax_plugins.xla_rocm10, jax_rocm10_plugin).
+    pjrt, plugin = (zipfile.ZipFile(w) for w in wheels)
+    names = pjrt.namelist()
+    assert {"jax_plugins/xla_rocm10/xla_rocm_plugin.so", "jax_plugins/xla_rocm10/__init__.py",
+            "jax_plugins/xla_rocm10/gpus.py"} <= set(names), names  # gpus.py: the loader imports it
+    assert "xla_rocm10 = jax_plugins.xla_rocm10" in pjrt.read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+    names = plugin.namelist()
+    assert any(n.startswith(f"jax_rocm10_plugin/_solver.cpython-{PYTHON.replace('.', '')}") for n in names), names
+    assert "Requires-Dist: jax-rocm10-pjrt==" in plugin.read(next(n for n in names if n.endswith("METADATA"))).decode()
 
 
 # One line per target: its label, then the file names of its runfiles.
