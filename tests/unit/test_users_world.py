@@ -23,10 +23,12 @@ pytestmark = pytest.mark.unit
 # world says (Bazel's `fetch`, "fetches", `--mirror`, a chroot's /work, a "snapshot" wheel) matches.
 # Each is written in two pieces: this file is tracked too, and is scanned like every other one
 # (not left out by name), so it must not hold any of them whole.
+# The tool's mirror folder, in three pieces: no line here holds even the folder's last part whole.
+MIRROR_FOLDER = "/work" + "/." + "mirror"
 FORBIDDEN = (
     "search" + " tool",
     "/work" + "/main",
-    "/work" + "/.mirror",
+    MIRROR_FOLDER,
     "/work" + "/.library",
     "fetch" + " github:",
     "the library" + " at /work",
@@ -68,10 +70,10 @@ def test_no_tracked_file_names_the_development_machines_tools_or_paths():
 def test_a_planted_line_is_named_by_file_and_line_and_the_users_words_are_not(tmp_path):
     planted = tmp_path / "notes.md"
     planted.write_text("Lay the trees out:\n\n"
-                       "    python3 -m tools.real_trees --mirror " + "/work" + "/.mirror --dest ~/.cache/trees\n"
+                       f"    python3 -m tools.real_trees --mirror {MIRROR_FOLDER} --dest ~/.cache/trees\n"
                        "with each repository where the Search" + " Tool's fetch puts it.\n")
     assert occurrences(planted, "notes.md") == [
-        "notes.md:3: python3 -m tools.real_trees --mirror " + "/work" + "/.mirror --dest ~/.cache/trees",
+        f"notes.md:3: python3 -m tools.real_trees --mirror {MIRROR_FOLDER} --dest ~/.cache/trees",
         "notes.md:4: with each repository where the Search" + " Tool's fetch puts it."]
     fine = tmp_path / "fine.md"
     fine.write_text("`bazel fetch //...` fetches every repository; `python3 -m tools.prefetch` too.\n"
