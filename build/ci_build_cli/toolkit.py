@@ -355,9 +355,10 @@ def check_inputs(request: Request) -> None:
     if therock_path:
         therock_targets_note(therock_path, request.amdgpu_targets)
     folder = source.repo_env.get("ROCM_PATH")
-    if folder and request.amdgpu_targets:
-        check_kernel_packs(request.amdgpu_targets, f"the toolkit at {folder}",
-                           finder.kernel_pack_targets_at(Path(folder)), finder.layout_of(Path(folder)))
+    multi_arch = finder.kernel_pack_targets_at(Path(folder)) if folder and request.amdgpu_targets else None
+    if multi_arch:
+        layout, held = multi_arch
+        check_kernel_packs(request.amdgpu_targets, f"the toolkit at {folder}", held, layout)
     tarball = tarball_release(request)
     requested = request.rocm_version
     if requested and tarball and tarball[1] and not inputs.version_agrees(requested, [tarball[1]]):

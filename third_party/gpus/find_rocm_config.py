@@ -335,26 +335,27 @@ def find_kernel_packs(dirs: Sequence[Path]) -> tuple[list[KernelPack], list[Kern
     return list(packs.values()), list(manifests.values())
 
 
-def layout_of(root: Path) -> str:
-    """The layout name of the toolkit at `root` ('' when it is none)."""
-    try:
-        return detect_layout(Path(os.path.abspath(root))).name
-    except RocmNotFound:
-        return ""
+def is_multi_arch(layout: "Layout", packs: Sequence[KernelPack], manifests: Sequence[KernelPack],
+                  manifest_says: bool = False) -> bool:
+    """Whether a toolkit is a multi-arch TheRock release: it has kernel packs or their manifests, a
+    rocm-sdk-device-<target> package, a .kpack folder where its layout keeps them, or its TheRock
+    manifest says its artifacts are kernel-pack split (`manifest_says`)."""
+    return bool(packs or manifests or layout.pip_device_targets or manifest_says
+                or any(d.is_dir() for d in layout.kpack_dirs))
 
 
-def kernel_pack_targets_at(root: Path) -> list[str] | None:
-    """The targets the kernel packs of the toolkit at `root` hold device code for; None when it
-    is no multi-arch release (no .kpack folder where its layout keeps them) or no toolkit.
-    Reads folder listings only: ci_build asks it before any sandbox or build."""
+def kernel_pack_targets_at(root: Path) -> tuple[str, list[str]] | None:
+    """(the layout of the toolkit at `root`, the targets its kernel packs hold device code for);
+    None when it is no multi-arch release (is_multi_arch) or no toolkit. Reads folder listings
+    only: ci_build asks it before any sandbox or build."""
     try:
         layout = detect_layout(Path(os.path.abspath(root)))
     except RocmNotFound:
         return None
-    if not any(d.is_dir() for d in layout.kpack_dirs) and not layout.pip_device_targets:
+    packs, manifests = find_kernel_packs(layout.kpack_dirs)
+    if not is_multi_arch(layout, packs, manifests):
         return None
-    packs, _ = find_kernel_packs(layout.kpack_dirs)
-    return kernel_pack_targets([p.path for p in packs])
+    return layout.name, kernel_pack_targets([p.path for p in packs])
 
 
 def therock_version_from_url(url: str) -> str | None:
@@ -888,8 +889,7 @@ def find_rocm_config(root: Path) -> RocmConfig:
         )
     version, source, therock = rocm_release(layout, warnings)
     packs, manifests = find_kernel_packs(layout.kpack_dirs)
-    kpack_split = bool(packs or manifests or layout.pip_device_targets or (therock or {}).get("kpack_split")
-                       or any(d.is_dir() for d in layout.kpack_dirs))
+    kpack_split = is_multi_arch(layout, packs, manifests, bool((therock or {}).get("kpack_split")))
     if kpack_split and therock is None:  # a multi-arch tarball extracted where its manifest is not read
         therock = {}
     if therock is not None:

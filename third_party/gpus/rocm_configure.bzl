@@ -268,41 +268,44 @@ def _toolkit_source(rctx):
     return (toolkit["source"], toolkit["root"], toolkit["family"], toolkit["url"] or "")
 
 def _link_kernel_packs(rctx, config):
-    """Links a multi-arch toolkit's kernel packs and their manifests under rocm/.kpack/ (and
-    librocm_kpack, which loads them, under rocm/lib/); returns {library: [its pack dicts with
-    their `label`]}: what each library's kernel_packs target chooses from."""
+    """Links a multi-arch toolkit's kernel packs and their manifests under rocm/.kpack/; returns
+    {library: [its pack dicts with their `label`]}: what each library's kernel_packs target
+    chooses from (a manifest's target is "")."""
     by_library = {}
     for pack in config["kernel_packs"] + config["kernel_pack_manifests"]:
         label = ".kpack/" + pack["path"].split("/")[-1]
         rctx.symlink(pack["path"], "rocm/" + label)
         for library in pack["libraries"]:
             by_library.setdefault(library, []).append(pack | {"label": label})
-    if config["kpack_runtime"]:
-        runtime = config["kpack_runtime"].split("/")[-1]
-        rctx.symlink(config["kpack_runtime"], "rocm/lib/" + runtime)
-        by_library.setdefault("hip", []).append({"target": "", "label": "lib/" + runtime, "runtime": True})
     return by_library
 
+def _link_kpack_runtime(rctx, config):
+    """librocm_kpack, which loads the packs, linked under rocm/lib/: hip's data ([] without it)."""
+    if not config["kpack_runtime"]:
+        return []
+    label = "lib/" + config["kpack_runtime"].split("/")[-1]
+    rctx.symlink(config["kpack_runtime"], "rocm/" + label)
+    return [label]
+
 def _kernel_packs_stanza(rctx, name, packs):
-    """(the library's data: its kernel_packs target and librocm_kpack, its kernel_packs stanza)."""
-    data = [p["label"] for p in packs if p.get("runtime")]
+    """(the library's kernel_packs target as its data, that target's stanza); ([], "") without packs."""
     chosen = {p["label"]: p["target"] for p in packs if p["target"]}
     if not chosen:
-        return data, ""
+        return [], ""
     target = _target_name(name) + "_kernel_packs"
     stanza = _fill(rctx, "kernel_packs", {
         "%{library}": name,
         "%{name}": target,
         "%{packs}": repr(chosen),
-        "%{manifests}": repr([p["label"] for p in packs if not p["target"] and not p.get("runtime")]),
+        "%{manifests}": repr([p["label"] for p in packs if not p["target"]]),
     })
-    return data + [":" + target], stanza
+    return [":" + target], stanza
 
-def _library_stanza(rctx, name, info, linked_headers, packs):
+def _library_stanza(rctx, name, info, linked_headers, packs, extra_data):
     """The cc_library of one library in //rocm; its files are linked under rocm/include and rocm/lib.
-    Its data: its kernel packs (a multi-arch toolkit's), and the shared library as lib<name>.so,
-    the name XLA's rocm_lib_import globs into data: what JAX's rocm_libs_data (XLA's
-    collect_data_files, which takes the .so files of `data`) collects as runtime files."""
+    Its data: the shared library as lib<name>.so, the name XLA's rocm_lib_import globs into data
+    (what JAX's rocm_libs_data, XLA's collect_data_files, collects: the .so files of `data`), its
+    kernel packs (a multi-arch toolkit's), and `extra_data` (hip: librocm_kpack)."""
     srcs, runtime = [], []
     if info.get("library"):
         rctx.symlink(info["library"], "rocm/lib/" + info["soname_file"])
@@ -312,8 +315,8 @@ def _library_stanza(rctx, name, info, linked_headers, packs):
             if unversioned != info["soname_file"]:
                 rctx.symlink(info["library"], "rocm/lib/" + unversioned)
             runtime = ["lib/" + unversioned]
-    data, packs_stanza = _kernel_packs_stanza(rctx, name, packs)
-    data = runtime + data
+    packs_data, packs_stanza = _kernel_packs_stanza(rctx, name, packs)
+    data = runtime + packs_data + extra_data
     deps = [] if name in ("hip", "hsa-runtime") else [":hip"]
     hdrs = []
     for header in info["headers"]:
@@ -461,10 +464,12 @@ def _write_rocm_package(rctx, config, description, in_inputs):
     stanzas = []
     linked_headers = {}  # one symlink per header file: include/ may hold symlink loops
     packs = _link_kernel_packs(rctx, config)
+    kpack_runtime = _link_kpack_runtime(rctx, config)
     for name in sorted(config["libraries"]):
         if name in config["missing_libraries"]:
             continue  # a runtime without headers: nothing to compile against
-        stanzas.append(_library_stanza(rctx, name, config["libraries"][name], linked_headers, packs.get(name, [])))
+        extra = kpack_runtime if name == "hip" else []
+        stanzas.append(_library_stanza(rctx, name, config["libraries"][name], linked_headers, packs.get(name, []), extra))
     where = "%s at %s" % (config["layout"], config["rocm_toolkit_path"])
     missing = [
         _absent_smi_stanza(rctx, name, config) if name == _SUPERSEDED_SMI and config["smi_library"] != name else _missing_stanza(rctx, name, config["missing_libraries"][name], where)
