@@ -13,8 +13,10 @@ from typing import Iterator
 
 import pytest
 
+from tests.infra import result_cache
 from tools.copy_workspace import copy_workspace, holds_clones, release_clones, remove_stale_clones, worker_checkout
 from tools.modules import module_environment
+from tools.sandbox import session
 from tools.sandbox.cache import Paths
 
 SOURCE_CHECKOUT = Path(__file__).resolve().parent.parent
@@ -37,6 +39,19 @@ JAX_TREE_ENV = "JAX_ROCM_TEST_JAX_TREE"
 TIERS = ("unit", "bazel", "e2e")
 # The ROCm set the bazel tier needs; `full` also satisfies tests written for `minimal`.
 TEST_ROCM_PROFILE = os.environ.get("JAX_ROCM_TEST_PROFILE", "full")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    result_cache.add_option(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    result_cache.register(config, SOURCE_CHECKOUT)
+    # A SIGKILL of the test command leaves nothing running: each xdist worker ends with the
+    # controller, and ci_build and tools.sandbox, started by a test, with whatever started them.
+    os.environ[session.DIE_WITH_PARENT_ENV] = "1"
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        session.die_with_parent_if_asked()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -168,8 +183,12 @@ def sandbox(*args: str, check: bool = True, **kwargs) -> subprocess.CompletedPro
 
 
 @pytest.fixture(scope="session")
-def sandbox_root(request: pytest.FixtureRequest) -> Path:
-    """The real sandbox root (built on first use: about 2 minutes cold)."""
+def sandbox_root(request: pytest.FixtureRequest) -> Iterator[Path]:
+    """The real sandbox root (built on first use: about 2 minutes cold), and this worker's
+    session in it (tools/sandbox/session.py): every `tools.sandbox run` of the worker's tests,
+    ci_build's included, runs in one PID namespace, so a workspace's Bazel server serves its
+    next command instead of each paying a start and a new analysis. A test of how a command
+    ends on its own runs it with without_session()."""
     # Let ensure's progress lines reach the terminal: a cold build is long.
     with request.config.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
         sandbox("ensure", f"--rocm={TEST_ROCM_PROFILE}", capture_output=False)
@@ -177,7 +196,14 @@ def sandbox_root(request: pytest.FixtureRequest) -> Path:
         subprocess.run([sys.executable, "-m", "tools.prefetch"], cwd=CHECKOUT, check=True)
     root = Paths.default().current.resolve()
     assert root.is_dir(), f"ensure succeeded but {root} is missing"
-    return root
+    with session.opened(CHECKOUT, env=sandbox_environment()):
+        yield root
+
+
+def without_session(env: dict[str, str] | None = None) -> dict[str, str]:
+    """`env` (default: this process's) without the worker's sandbox session: the command opens
+    its own, or runs without one, as from a user's shell."""
+    return {k: v for k, v in (os.environ if env is None else env).items() if k != session.SESSION_ENV}
 
 
 @pytest.fixture

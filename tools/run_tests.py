@@ -1,9 +1,11 @@
 """Run this project's tests: sets up what they need, then runs pytest.
 
-    python3 -m tools.run_tests                 # every tier: unit, bazel, e2e (not the slow RBE wheel proof)
+    python3 -m tools.run_tests                 # the default run: unit, bazel, e2e (not the slow tier)
     python3 -m tools.run_tests -m unit         # the fast tier alone (no sandbox)
-    python3 -m tools.run_tests -m slow         # the RBE wheel proof (tests/bazel/test_rbe_wheels.py, ~25 min) and the
-                                               # other multi-arch TheRock forms (tests/bazel/test_therock_multiarch.py, ~6 min)
+    python3 -m tools.run_tests -m slow         # the slow tier: proofs that rebuild from nothing on purpose or
+                                               # repeat a capability on a second input (docs/testing.md lists
+                                               # them); the scheduled workflow slow_tests.yml runs it
+    python3 -m tools.run_tests --rerun-kept    # also run the bazel/e2e tests whose results are kept
     python3 -m tools.run_tests -m bazel -k smoke -x
 
 Arguments are passed to pytest. The venv with the pinned packages of
@@ -11,9 +13,13 @@ requirements-test.txt lives under ${XDG_CACHE_HOME:-~/.cache}/jax-rocm-build/ven
 and is reused while that file is unchanged. Unless only the unit tier is asked for, the
 sandbox root is built or checked (python3 -m tools.sandbox ensure) in the background meanwhile;
 the first `bazel`-tier test waits for it. Tests run in two pytest-xdist workers, a file each at
-a time, each worker building in its own checkout (the second in a clone under /tmp); `-n 0`
-runs them in one process, `-n N` in N. With JAX_ROCM_BAZEL_EVENTS=DIR every Bazel
-command writes its build events to DIR: `python3 -m bench.action_counts DIR` then says how
+a time, each worker building in its own checkout (the second in a clone under /tmp) and running
+every sandbox command in one sandbox session of its own (tools/sandbox/session.py: one Bazel
+server per workspace for the whole run); `-n 0` runs them in one process, `-n N` in N.
+A bazel or e2e test that passed (or skipped) is not run again while the checkout's files, the
+environment and the sandbox root are the same (tests/infra/result_cache.py, as `bazel test`
+keeps results); the summary says how many were reused. With JAX_ROCM_BAZEL_EVENTS=DIR every
+Bazel command writes its build events to DIR: `python3 -m bench.action_counts DIR` then says how
 many actions ran and how many came from the shared action cache.
 """
 

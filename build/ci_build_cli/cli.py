@@ -96,6 +96,7 @@ MODE_COMMANDS = ("native", "preflight", "dist_wheels")
 
 
 def main(argv: list[str] | None = None) -> int:
+    sandbox.session.die_with_parent_if_asked()
     try:
         request = parse_args(argv)
         _, _, run, check = next(c for c in COMMANDS if c[0] == request.command)

@@ -4,6 +4,7 @@ preflight_xla_targets), then a build and the native tests against it."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import json
 import shlex
@@ -125,14 +126,15 @@ def check_rocm_names(request: Request, texts: list[tuple[str, str]]) -> int:
     return 0
 
 
-def check_rocm_calls(request: Request, texts: list[tuple[str, str]]) -> int:
+def check_rocm_calls(request: Request, texts: list[tuple[str, str]],
+                     findings: preflight_calls.Findings | None = None) -> int:
     """The second step, in seconds: every call the trees make into @local_config_rocm's .bzl
     files, every select() keyed on one of its targets, every one of its targets in a deps list
     and every value they give its build settings, made again in a probe package of this
     checkout (preflight_calls) so that Bazel says what ours rejects: loading for the calls,
     analysis for the rest. One line per rejection, at the tree's file:line; 1 if any."""
     t0 = time.monotonic()
-    findings = preflight_calls.collect(texts)
+    findings = findings or preflight_calls.collect(texts)
     probe = preflight_calls.probe_files(findings)
     print(f"ci_build preflight: {len(findings.calls)} distinct calls into @local_config_rocm, {len(findings.select_keys)} "
           f"select() keys, {len(findings.dependencies)} of its targets in deps, {len(findings.flag_values)} build-setting "
@@ -362,8 +364,12 @@ def cmd_preflight(request: Request) -> int:
     except (OSError, extract_archive.UnsafeArchive) as e:
         detail = " ".join(str(e).split())
         raise inputs.InputError(f"preflight: cannot read {', '.join(map(str, trees))}: {detail}") from None
-    rc = max(check_rocm_names(request, texts), check_rocm_calls(request, texts), check_interface(request, texts),
-             check_xla_targets(request))
+    # The calls are read (seconds of Python over XLA's BUILD files) while Bazel answers the names.
+    with concurrent.futures.ThreadPoolExecutor(1) as reader:
+        calls = reader.submit(preflight_calls.collect, texts)
+        rc = check_rocm_names(request, texts)
+        rc = max(rc, check_rocm_calls(request, texts, calls.result()), check_interface(request, texts),
+                 check_xla_targets(request))
     if rc or request.names_only:
         return rc
     if request.mode == "full":

@@ -8,6 +8,7 @@ Every command that builds or probes goes through `wrap` or `bazel` (which mode, 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import fcntl
@@ -21,6 +22,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from tools.sandbox import session
+from tools.sandbox.build import ready_root
+from tools.sandbox.cache import Paths
 
 from . import toolkit
 from .inputs import InputError
@@ -37,8 +42,31 @@ def _die_with_ci_build() -> None:
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
+# ci_build's sandbox session (tools/sandbox/session.py), open from its first `sandbox run` to its
+# end: the Bazel server the first command starts serves every later one (a build per Python,
+# the tagging build, the pre-flight's stages) instead of each paying a server's start and a
+# new analysis. It ends with ci_build, killed or not.
+_SESSION = contextlib.ExitStack()
+
+
+def _in_session(cmd: list[str]) -> None:
+    """Opens the session before the first `sandbox run`, once there is a root to run in (an
+    `ensure` wants the root to itself: it may swap it)."""
+    if os.environ.get(session.SESSION_ENV) or cmd[:len(SANDBOX) + 1] != [*SANDBOX, "run"]:
+        return
+    if ready_root(Paths.default()) is None:
+        return
+    path = _SESSION.enter_context(session.opened(CHECKOUT))
+    atexit.register(_SESSION.close)
+    if path is None:
+        _SESSION.close()
+        print("ci_build: the sandbox session did not start: each Bazel command starts a server of its own",
+              file=sys.stderr, flush=True)
+
+
 def spawn(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
     """subprocess.run for every command ci_build starts: none outlives it."""
+    _in_session(cmd)
     return subprocess.run(cmd, preexec_fn=_die_with_ci_build, **kwargs)
 
 
@@ -56,6 +84,7 @@ def run_bazel(cmd: list[str], dry_run: bool) -> tuple[int, str]:
     if dry_run:
         return 0, ""
     kept = []
+    _in_session(cmd)
     with subprocess.Popen(cmd, cwd=CHECKOUT, stderr=subprocess.PIPE, text=True, errors="replace",
                           preexec_fn=_die_with_ci_build) as bazel:
         for line in bazel.stderr:

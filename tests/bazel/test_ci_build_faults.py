@@ -16,11 +16,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT
+from tests.conftest import CHECKOUT, without_session
+from tools.sandbox import session
 
 pytestmark = pytest.mark.bazel
 
 DOCTOR = [sys.executable, str(CHECKOUT / "build" / "ci_build"), "doctor"]
+
+
+@pytest.fixture(autouse=True)
+def alone(sandbox_root):
+    """ci_build as from a user's shell (without_session): its own sandbox session, which ends with
+    it, not the worker's; whose server of this checkout is shut down first, as no user's shell
+    would have it."""
+    subprocess.run([sys.executable, "-m", "tools.sandbox", "run", "--", "bazel", "shutdown"], cwd=CHECKOUT,
+                   capture_output=True, check=True)
 
 
 def working_folder(pid: str) -> Path | None:
@@ -45,7 +55,10 @@ def processes_of_this_checkout() -> list[str]:
         # the word anywhere: the pytest controller running tests/bazel/... from here is no Bazel.
         program = Path(cmdline.split(" ", 1)[0]).name
         is_bazel = program == "bazel" or program.startswith("bazel(")
-        if int(pid) != os.getpid() and ("-m tools.sandbox run" in cmdline or is_bazel) and names_checkout:
+        # ci_build's own session (tools/sandbox/session.py), not this worker's.
+        worker_session = os.environ.get(session.SESSION_ENV) or "-"
+        sandbox = "-m tools.sandbox run" in cmdline or ("-m tools.sandbox serve" in cmdline and worker_session not in cmdline)
+        if int(pid) != os.getpid() and (sandbox or is_bazel) and names_checkout:
             found.append(f"{pid}: {cmdline[:200]}")
     return found
 
@@ -60,7 +73,7 @@ def wait_for(predicate, timeout: float) -> bool:
 
 
 def test_sigkill_leaves_nothing_running_and_the_next_run_succeeds(sandbox_root):
-    doctor = subprocess.Popen(DOCTOR, cwd=CHECKOUT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+    doctor = subprocess.Popen(DOCTOR, cwd=CHECKOUT, stdin=subprocess.DEVNULL, env=without_session(), stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
     # Bazel's server names itself bazel(<workspace>); warm, it then analyses for over 10 s more.
     assert wait_for(lambda: any("bazel(" in p for p in processes_of_this_checkout()), 120), "Bazel's server never started"
@@ -68,15 +81,17 @@ def test_sigkill_leaves_nothing_running_and_the_next_run_succeeds(sandbox_root):
     doctor.wait()
     # At once, not when the build would have ended anyway.
     assert wait_for(lambda: not processes_of_this_checkout(), 3), processes_of_this_checkout()
-    again = subprocess.run(DOCTOR, cwd=CHECKOUT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+    again = subprocess.run(DOCTOR, cwd=CHECKOUT, stdin=subprocess.DEVNULL, env=without_session(),
+                           capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
 
 
 def test_two_runs_of_one_checkout_both_succeed_the_second_waiting(sandbox_root):
-    first = subprocess.Popen(DOCTOR, cwd=CHECKOUT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+    first = subprocess.Popen(DOCTOR, cwd=CHECKOUT, stdin=subprocess.DEVNULL, env=without_session(), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     time.sleep(3)
-    second = subprocess.run(DOCTOR, cwd=CHECKOUT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900)
+    second = subprocess.run(DOCTOR, cwd=CHECKOUT, stdin=subprocess.DEVNULL, env=without_session(),
+                            capture_output=True, text=True, timeout=900)
     out, err = first.communicate(timeout=900)
     assert first.returncode == 0, err[-3000:]
     assert second.returncode == 0, second.stderr[-3000:]
@@ -89,7 +104,7 @@ def test_an_interrupt_is_one_line_130_and_the_next_run_starts_at_once(sandbox_ro
     # SIGINT as a terminal's Ctrl-C gives it, even where the suite itself was started in the
     # background by a shell without job control, whose children inherit SIGINT ignored (seen:
     # the doctor then finished with exit 0).
-    doctor = subprocess.Popen(DOCTOR, cwd=CHECKOUT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+    doctor = subprocess.Popen(DOCTOR, cwd=CHECKOUT, stdin=subprocess.DEVNULL, env=without_session(), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True,
                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert wait_for(lambda: any("bazel(" in p for p in processes_of_this_checkout()), 120), "Bazel's server never started"
@@ -99,7 +114,8 @@ def test_an_interrupt_is_one_line_130_and_the_next_run_starts_at_once(sandbox_ro
     assert err.rstrip().splitlines()[-1] == "ci_build: interrupted; no partial wheel was written (run it again to go on)"
     assert "Traceback" not in err
     assert wait_for(lambda: not processes_of_this_checkout(), 10), processes_of_this_checkout()
-    again = subprocess.run(DOCTOR, cwd=CHECKOUT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+    again = subprocess.run(DOCTOR, cwd=CHECKOUT, stdin=subprocess.DEVNULL, env=without_session(),
+                           capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
 
 
@@ -108,7 +124,8 @@ def test_a_rocm_version_the_toolkit_is_not_fails_before_the_build_and_writes_not
     t0 = time.monotonic()
     result = subprocess.run([sys.executable, str(CHECKOUT / "build" / "ci_build"), "--sources=examples", "dist_wheels",
                              "--allow-stand-ins", "--rocm-version=7.9.9", f"--output-dir={out}"],
-                            cwd=CHECKOUT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+                            cwd=CHECKOUT, stdin=subprocess.DEVNULL, env=without_session(),
+                           capture_output=True, text=True, timeout=600)
     assert result.returncode == 2, result.stderr[-3000:]
     assert "--rocm-version=7.9.9, but the toolkit at /usr is ROCm 7.2.4" in result.stderr
     assert "building the wheels with Bazel" not in result.stderr and not out.exists()

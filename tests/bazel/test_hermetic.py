@@ -90,6 +90,7 @@ def report(workspace) -> dict:
     return replay(workspace["copy"], workspace["log"])
 
 
+@pytest.mark.slow  # every action replayed alone: the slow tier (docs/testing.md)
 def test_every_action_replays_in_isolation_with_bazels_outputs(report):
     spawns = report["spawns"]
     assert {s["mnemonic"] for s in spawns} == set(MNEMONICS), [s["mnemonic"] for s in spawns]

@@ -38,7 +38,8 @@ from tools.copy_workspace import copy_workspace
 from tools.sandbox.cache import Paths
 
 # A cold host-mode build on two cores shared with other builds: well above pytest's 30 minutes.
-pytestmark = [pytest.mark.bazel, pytest.mark.timeout(3600)]
+# slow tier (docs/testing.md): a cold build as another user with an empty cache, on purpose.
+pytestmark = [pytest.mark.bazel, pytest.mark.slow, pytest.mark.timeout(3600)]
 
 USER = 65534  # nobody: no home, no groups, owns nothing but what the test gives it
 PYTHON = "3.14"

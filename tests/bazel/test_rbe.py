@@ -16,7 +16,8 @@ import pytest
 
 from tests.conftest import run_driver
 
-pytestmark = pytest.mark.bazel
+# slow tier (docs/testing.md): remote execution on the loopback cluster, every action remote, on two shared cores.
+pytestmark = [pytest.mark.bazel, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def builds(sandbox_root) -> dict:

@@ -38,7 +38,8 @@ import pytest
 from tests.conftest import run_driver, scratch_copy
 from tests.infra.bazel_processes import process_counts
 
-pytestmark = pytest.mark.bazel
+# slow tier (docs/testing.md): dynamic execution racing the loopback cluster, on two shared cores.
+pytestmark = [pytest.mark.bazel, pytest.mark.slow]
 
 LOCAL = {"linux-sandbox", "processwrapper-sandbox", "local"}
 REMOTE = {"remote", "remote cache hit"}

@@ -15,7 +15,8 @@ import pytest
 
 from tests.conftest import run_driver, scratch_copy
 
-pytestmark = pytest.mark.bazel
+# slow tier (docs/testing.md): remote execution on an isolated runner, on two shared cores.
+pytestmark = [pytest.mark.bazel, pytest.mark.slow]
 
 UNDECLARED = ["undeclared_checkout", "undeclared_exec_root", "undeclared_var_tmp"]
 

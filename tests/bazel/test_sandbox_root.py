@@ -151,6 +151,7 @@ DRIVER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a second sandbox root built and killed: the slow tier (docs/testing.md)
 def test_killed_ensure_leaves_nothing_used_and_recovers(sandbox_root, tmp_path):
     archives = sandbox_root.parent.parent / "apt-archives"
     driver = tmp_path / "driver.py"

@@ -53,6 +53,7 @@ def test_a_wrong_sha256_fails_naming_the_pin_file_and_the_real_hash(sandbox_root
     assert "python3 -m tools.update_pins nanobind" in result.stderr
 
 
+@pytest.mark.slow  # a clean output base on purpose: the slow tier (docs/testing.md)
 def test_preflight_builds_every_native_artifact_offline_from_a_clean_output_base(sandbox_root, scratch_checkout):
     """`ci_build preflight` against examples/xla, in a fresh copy: a clean output base, no network
     (JAX's modules from the copy's examples/jax, which --sources=examples takes)."""

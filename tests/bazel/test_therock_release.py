@@ -70,7 +70,8 @@ def build_info(wheel: Path) -> dict:
 
 @pytest.mark.parametrize("family, url, target", [
     ("gfx94X-dcgpu", False, "gfx942"),   # the tarball's path
-    ("gfx950-dcgpu", True, "gfx950"),    # its file:// URL
+    # A second family's whole build: the slow tier (docs/testing.md); its refusal below stays.
+    pytest.param("gfx950-dcgpu", True, "gfx950", marks=pytest.mark.slow),    # its file:// URL
 ])
 def test_rocms_release_command_builds_wheels_for_the_familys_targets(tarballs, tmp_path, family, url, target):
     tarball = tarballs[family]

@@ -9,6 +9,8 @@ and enters:
                                  build or update the root (idempotent, atomic, locked); --python
                                  adds Debian's Python of that version, which no profile holds
   run [--] CMD...                run CMD inside it, with this checkout at the same path
+  serve --socket PATH            a session: one namespace whose agent runs every `run` given
+                                 JAX_ROCM_SANDBOX_SESSION=PATH (what ci_build and the tests open)
   info                           Bazel / clang / HIP versions and the root's size
   clean [--all|--action-cache]   remove the root (--all: every cache; --action-cache: that cache alone)
   prune                          remove output bases of deleted checkouts and superseded action
@@ -57,6 +59,7 @@ from .environment import (
 from .layers import DEFAULT_MIRROR, DEFAULT_PROFILE, OPTIONAL_PYTHONS, PROFILES
 from .namespaces import Enter, enter
 from .output_bases import orphans, output_bases
+from .session import SESSION_ENV, agent_argv, die_with_parent_if_asked, run as run_in_session
 
 
 def cmd_ensure(args: argparse.Namespace, paths: Paths) -> int:
@@ -95,11 +98,25 @@ def cmd_run(args: argparse.Namespace, paths: Paths) -> int:
             tuple(argv), root, tuple(run_binds(paths, [Path(b) for b in args.bind], cwd, disk_cache)),
             sandbox_env(args.env), str(cwd), tmpfs=RUN_TMPFS,
         )
-        rc = enter(spec)
+        session = os.environ.get(SESSION_ENV)
+        rc = run_in_session(session, root, spec.binds, argv, spec.env or {}, spec.cwd) if session else None
+        if rc is None:
+            rc = enter(spec)
     if rc < 0:  # died by a signal: die by the same one
         signal.signal(-rc, signal.SIG_DFL)
         os.kill(os.getpid(), -rc)
     return rc
+
+
+def cmd_serve(args: argparse.Namespace, paths: Paths) -> int:
+    require_privileges()
+    with flock(paths.use_lock, exclusive=False, waiting_msg="waiting for the sandbox to be swapped or cleaned"):
+        root = ready_root(paths)
+        if root is None:
+            raise SandboxError(f"serve: no sandbox under {paths.sandbox} yet; `python3 -m tools.sandbox ensure` makes it")
+        binds = tuple(run_binds(paths, [], Path("/"), shared_action_cache(paths, root)))
+        return enter(Enter(agent_argv(args.socket, root, binds), root, binds, sandbox_env(), "/", tmpfs=RUN_TMPFS,
+                           session=True))
 
 
 def shared_action_cache(paths: Paths, root: Path) -> Path | None:
@@ -280,6 +297,10 @@ def parser() -> argparse.ArgumentParser:
                    help="pass or set an environment variable (repeatable)")
     r.add_argument("cmd", nargs=argparse.REMAINDER, metavar="[--] CMD...")
     r.set_defaults(fn=cmd_run)
+    s = sub.add_parser("serve", help="run a session: one namespace for the `run`s given JAX_ROCM_SANDBOX_SESSION=PATH, "
+                                     "whose Bazel servers last from one command to the next (until this ends)")
+    s.add_argument("--socket", required=True, metavar="PATH", help="where the session's agent listens (a new path under /tmp)")
+    s.set_defaults(fn=cmd_serve)
     i = sub.add_parser("info", help="print Bazel, clang, HIP and ROCm versions and the root's size")
     i.set_defaults(fn=cmd_info)
     c = sub.add_parser("clean", help="remove the root (keeps downloaded packages, Bazel's output root and the action cache)")
@@ -295,6 +316,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    die_with_parent_if_asked()
     args = parser().parse_args(argv)
     try:
         return args.fn(args, Paths.default())

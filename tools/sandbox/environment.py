@@ -84,7 +84,7 @@ def sandbox_env(extra: Iterable[str] = ()) -> dict[str, str]:
         "JAX_ROCM_SANDBOX": "1",
     }
     for key, value in os.environ.items():
-        if key in PASS_ENV or key.startswith(PASS_ENV_PREFIXES):
+        if (key in PASS_ENV or key.startswith(PASS_ENV_PREFIXES)) and key != "JAX_ROCM_SANDBOX_SESSION":
             env[key] = value
     events = events_dir(env)
     if events is not None:
@@ -217,6 +217,9 @@ def bazel_shared_rc(paths: Paths, disk_cache: Path | None = None) -> str:
         # there. Without it a warm build of one target took 3.1-3.5 s instead of 4.6-5.1 s;
         # a cold main job took the same (126.9 s against 126.7 s).
         "startup --host_jvm_args=-XX:TieredStopAtLevel=1\n"
+        # In a session (session.py) a server outlives its command, to serve the next one of its
+        # workspace; one no command has used for two minutes leaves the memory to the others.
+        "startup --max_idle_secs=120\n"
         f"startup --host_jvm_args=-Djava.io.tmpdir={BAZEL_JVM_TMPFS}\n"
         # Pinned archives that tools/prefetch.py fetched with pip: Bazel takes a file
         # from here when its name and sha256 match, without touching the network.

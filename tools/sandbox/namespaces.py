@@ -81,6 +81,14 @@ class Enter:
     stdout: int | None = None  # a file descriptor; None = inherited
     stderr: int | None = None
     tmpfs: tuple[str, ...] = ()  # absolute paths inside the root that get a fresh tmpfs of their own
+    # A session (session.py): the root is a mount of its own whose mounts propagate to the
+    # commands' mount namespaces, and the command gets a descriptor of the host's / (its
+    # number in HOST_ROOT_FD_ENV) to mount host folders that later commands ask for.
+    session: bool = False
+
+
+HOST_ROOT_FD_ENV = "JAX_ROCM_SANDBOX_HOST_ROOT_FD"
+_MS_SHARED = 1 << 20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,11 +206,16 @@ def _init_in_namespace(spec: Enter, status_fd: int) -> None:
     """PID 1 of the new namespace: mount /proc, start the command, reap, clean up."""
     if spec.root is not None:
         _mount("proc", str(spec.root / "proc"), "proc", 0)
+    host_root = os.open("/", os.O_PATH | os.O_DIRECTORY) if spec.session else None
     pid = os.fork()
     if pid == 0:
         try:
             for sig in _FORWARDED_SIGNALS:
                 signal.signal(sig, signal.SIG_DFL)
+            env = spec.env if spec.env is not None else dict(os.environ)
+            if host_root is not None:
+                os.set_inheritable(host_root, True)
+                env = {**env, HOST_ROOT_FD_ENV: str(host_root)}
             if spec.stdout is not None:
                 os.dup2(spec.stdout, 1)
             if spec.stderr is not None:
@@ -213,7 +226,6 @@ def _init_in_namespace(spec: Enter, status_fd: int) -> None:
                 os.chdir(spec.cwd)
             except OSError:
                 os.chdir("/")
-            env = spec.env if spec.env is not None else dict(os.environ)
             os.execvpe(spec.argv[0], list(spec.argv), env)
         except FileNotFoundError:
             where = "inside the sandbox" if spec.root is not None else "on the host"
@@ -260,6 +272,9 @@ def _namespace_child(spec: Enter, status_fd: int, mapped: tuple[int, int] | None
         if os.getppid() != parent:
             os._exit(125)
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+    if spec.root is not None and spec.session:
+        _mount(str(spec.root), str(spec.root), None, _MS_BIND | _MS_REC)
+        _mount(None, str(spec.root), None, _MS_REC | _MS_SHARED)
     if spec.root is not None:
         for bind in spec.binds:
             target = _prepare_target(spec.root, bind)
