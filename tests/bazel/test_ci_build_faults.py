@@ -130,3 +130,40 @@ def test_a_rocm_version_the_toolkit_is_not_fails_before_the_build_and_writes_not
     assert "--rocm-version=7.9.9, but the toolkit at /usr is ROCm 7.2.4" in result.stderr
     assert "building the wheels with Bazel" not in result.stderr and not out.exists()
     assert time.monotonic() - t0 < 120
+
+
+def processes_marked(marker: str) -> list[str]:
+    """Processes whose environment holds `marker`: everything one test command started, the sandbox's
+    session, its agent and the Bazel servers inside included (they inherit JAX_* variables)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            environ = open(f"/proc/{pid}/environ", "rb").read()
+            cmdline = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker.encode() in environ:
+            found.append(f"{pid}: {cmdline[:160]}")
+    return found
+
+
+def test_a_sigkill_of_the_test_command_leaves_nothing_and_the_next_run_passes(sandbox_root):
+    """The README's test command (two workers, each with a sandbox session and Bazel servers in it),
+    killed once a Bazel server runs: every process it started ends at once, and it runs again."""
+    marker = f"JAX_ROCM_TEST_KILLED_RUN=m{os.getpid()}x{time.monotonic_ns()}"
+    name, value = marker.split("=")
+    env = {**without_session(), name: value, "JAX_ROCM_TEST_RESULTS": "off"}
+    command = [sys.executable, "-m", "tools.run_tests", "tests/bazel/test_configs.py"]
+    run = subprocess.Popen(command, cwd=CHECKOUT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    try:
+        assert wait_for(lambda: any("bazel(" in p for p in processes_marked(marker)), 300), "no Bazel server started"
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+        assert wait_for(lambda: not processes_marked(marker), 10), processes_marked(marker)
+    finally:
+        run.kill()
+    again = subprocess.run(command, cwd=CHECKOUT, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           timeout=900)
+    assert again.returncode == 0, again.stdout[-3000:]
+    assert wait_for(lambda: not processes_marked(marker), 10), processes_marked(marker)

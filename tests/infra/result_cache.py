@@ -43,10 +43,12 @@ ENV_PER_RUN = ("JAX_ROCM_SANDBOX_SESSION", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_
 
 
 def checkout_files(checkout: Path) -> list[str]:
-    """The files git tracks or would track (untracked ones not ignored), relative, sorted."""
+    """The files git tracks or would track (untracked ones not ignored), relative, sorted; never
+    Python's bytecode, which the run itself writes where no .gitignore names it."""
     out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=checkout,
                          capture_output=True, check=True).stdout
-    return sorted(set(filter(None, out.decode().split("\0"))))
+    return sorted({name for name in out.decode().split("\0")
+                   if name and "__pycache__/" not in name and not name.endswith(".pyc")})
 
 
 def inputs_digest(checkout: Path, env: dict[str, str]) -> str:
@@ -195,17 +197,16 @@ class ResultCache:
             if report.when == "setup":
                 self.reused.append(report.nodeid)
             return
+        if not any(tier in report.keywords for tier in KEPT_TIERS):  # the report's markers: xdist's controller has no items
+            return
         reason = report.longrepr[2].removeprefix("Skipped: ") if report.skipped and isinstance(report.longrepr, tuple) else ""
         self.phases.setdefault(report.nodeid, []).append((report.when, report.outcome, reason))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if getattr(self.config, "workerinput", None) is not None:
             return  # the controller keeps what every worker reported
-        tiers = {item.nodeid for item in session.items if kept_tier(item)}
         results: dict[str, Kept | None] = {}
         for nodeid, phases in self.phases.items():
-            if nodeid not in tiers:
-                continue
             failed = any(outcome == "failed" for _, outcome, _ in phases)
             skipped = [reason for _, outcome, reason in phases if outcome == "skipped"]
             complete = {when for when, _, _ in phases} >= ({"setup", "teardown"} if skipped else {"setup", "call", "teardown"})

@@ -81,14 +81,12 @@ class Enter:
     stdout: int | None = None  # a file descriptor; None = inherited
     stderr: int | None = None
     tmpfs: tuple[str, ...] = ()  # absolute paths inside the root that get a fresh tmpfs of their own
-    # A session (session.py): the root is a mount of its own whose mounts propagate to the
-    # commands' mount namespaces, and the command gets a descriptor of the host's / (its
-    # number in HOST_ROOT_FD_ENV) to mount host folders that later commands ask for.
+    # A session (session.py): the command gets a descriptor of the host's / (its number in
+    # HOST_ROOT_FD_ENV) to mount host folders that later commands ask for.
     session: bool = False
 
 
 HOST_ROOT_FD_ENV = "JAX_ROCM_SANDBOX_HOST_ROOT_FD"
-_MS_SHARED = 1 << 20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -272,9 +270,6 @@ def _namespace_child(spec: Enter, status_fd: int, mapped: tuple[int, int] | None
         if os.getppid() != parent:
             os._exit(125)
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
-    if spec.root is not None and spec.session:
-        _mount(str(spec.root), str(spec.root), None, _MS_BIND | _MS_REC)
-        _mount(None, str(spec.root), None, _MS_REC | _MS_SHARED)
     if spec.root is not None:
         for bind in spec.binds:
             target = _prepare_target(spec.root, bind)

@@ -10,8 +10,11 @@ session's end (its PID 1) ends them all.
 
 A folder at its own path is mounted into the session itself, where every later command (and
 every server) sees it. A file at a path the session already has from elsewhere (another
-checkout's /etc/bazel.bazelrc, say) is mounted in a mount namespace of that command's own,
-which receives the session's later mounts but gives it none of its own.
+checkout's /etc/bazel.bazelrc, the one without the action cache) is mounted in a mount namespace
+of that command's own. Bazel's client takes a server in another mount namespace for one whose
+folder was moved (it reads the server's cwd through /proc) and starts its own: such a command
+pays a server's start, as without a session. The session's mounts are private, as a `run`'s:
+what a command mounts stays its own (tests/infra/isolated_replay.py mounts under /tmp).
 
     python3 session_agent.py SOCKET ROOT BINDS_JSON
 """
@@ -32,7 +35,6 @@ _MS_RDONLY = 1
 _MS_REMOUNT = 32
 _MS_BIND = 4096
 _MS_REC = 16384
-_MS_SLAVE = 1 << 19
 _CLONE_NEWNS = 0x00020000
 _KEPT_MOUNT_FLAGS = 2 | 4 | 8 | 1024 | 2048 | 4096
 HOST_ROOT_FD_ENV = "JAX_ROCM_SANDBOX_HOST_ROOT_FD"
@@ -157,7 +159,6 @@ def start(request: dict, fds: list[int], own_binds: list[list], mounts: Mounts) 
             signal.signal(sig, signal.SIG_DFL)
         if own_binds:
             _check(_libc.unshare(_CLONE_NEWNS), "unshare(mount)")
-            _mount(None, "/", _MS_REC | _MS_SLAVE)
             for staged, target, readonly, recursive in own_binds:
                 mounts.bind(staged, target, readonly, recursive, staged=True)
         for n, fd in enumerate(fds):
