@@ -323,3 +323,24 @@ def test_workflow_inputs_name_their_flags():
     named, not_inputs = set(FLAG.findall(comment.group(1))), (flags.keys() | {"--help"}) - inputs
     assert named == not_inputs, (f"{BUILD_WORKFLOW.name}'s comment: named but an input or no flag: "
                                  f"{sorted(named - not_inputs)}; not named: {sorted(not_inputs - named)}")
+
+
+def proof_rows() -> dict[str, str]:
+    """docs/testing.md's table of every proof: file -> its row."""
+    text = (CHECKOUT / "docs" / "testing.md").read_text()
+    section = text.split("## Every proof: what it proves, its tier, its cost", 1)[1].split("\n## ", 1)[0]
+    return {m.group(1): m.group(0) for m in re.finditer(r"^\| `(tests/(?:bazel|e2e)/test_\w+\.py)` \|.*$", section, re.M)}
+
+
+def test_every_bazel_and_e2e_file_is_a_proof_row_that_says_what_of_it_is_slow():
+    rows = proof_rows()
+    files = sorted(p.relative_to(CHECKOUT).as_posix() for tier in ("bazel", "e2e")
+                   for p in (CHECKOUT / "tests" / tier).glob("test_*.py"))
+    assert sorted(rows) == files, "docs/testing.md's table of proofs and the test files differ"
+    for name in files:
+        text = (CHECKOUT / name).read_text()
+        marked = "pytest.mark.slow" in text
+        tier = rows[name].split(" | ")[2]
+        assert ("**slow**" in tier) == marked, f"{name}: the table's tier ({tier}) and the file's slow marks disagree"
+        whole_file = re.search(r"^pytestmark = .*pytest\.mark\.slow", text, re.M) is not None
+        assert whole_file == tier.startswith("**slow**"), f"{name}: a whole slow file's row starts with **slow**, a file of both tiers' does not"

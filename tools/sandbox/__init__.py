@@ -12,6 +12,9 @@ One module per concern, in the order a command goes through them:
   action_cache.py the Bazel disk cache every workspace of a root shares: its key and bound
   namespaces.py   running a command in private mount and PID namespaces (chroot'ed or not),
                   owned without root by a user namespace that maps the user's subordinate ids
+  session.py      one namespace for every `run` of a command that runs many (ci_build, the
+                  tests), so that Bazel's servers last from one to the next; session_agent.py
+                  is its agent inside the root
 
 cli.py is the command line over them (`python3 -m tools.sandbox`, __main__.py). Stdlib only: it
 runs on the host's Python 3.11, as root or not, before any venv exists.
