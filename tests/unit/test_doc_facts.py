@@ -343,4 +343,5 @@ def test_every_bazel_and_e2e_file_is_a_proof_row_that_says_what_of_it_is_slow():
         tier = rows[name].split(" | ")[2]
         assert ("**slow**" in tier) == marked, f"{name}: the table's tier ({tier}) and the file's slow marks disagree"
         whole_file = re.search(r"^pytestmark = .*pytest\.mark\.slow", text, re.M) is not None
-        assert whole_file == tier.startswith("**slow**"), f"{name}: a whole slow file's row starts with **slow**, a file of both tiers' does not"
+        assert whole_file == tier.startswith("**slow**"), \
+            f"{name}: a whole slow file's row starts with **slow**, a file of both tiers' does not"
