@@ -41,8 +41,18 @@ COMMANDS = (
 )
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's errors as one line (InputError: `ci_build: ...`, exit 2), not its whole usage first."""
+
+    def error(self, message: str):
+        if "unrecognized arguments: --config" in message:
+            message += (" (ci_build passes Bazel's configs itself, JAX's rocm_release_wheel among them: put one of your own "
+                        "in user.bazelrc, e.g. `build --config=NAME`, and see rocm/rocm.bazelrc for the names)")
+        raise inputs.InputError(f"{message} (build/ci_build --help lists the commands and options)")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="build/ci_build", description=__doc__.split("\n\n")[0],
+    p = OneLineParser(prog="build/ci_build", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter, parents=[options.options_parser(True)],
                                 epilog="Every option goes before or after COMMAND; those marked [dist_wheels] or "
                                        "[doctor] apply to that command only. `build/ci_build COMMAND --help` lists them too.")
@@ -71,6 +81,8 @@ def parse_args(argv: list[str] | None = None) -> Request:
         if values[dest] is not None:
             values[dest] = check(values[dest])
     values["host"] = values["host"] or sandbox.host_from_env(os.environ.get(sandbox.HOST_ENV))
+    if command == "dist_wheels":
+        inputs.ml_wheel_environment(os.environ)
     clone_xla = False
     if command == "preflight" and not values["xla_source_dir"]:
         values["xla_source_dir"], clone_xla = preflight.xla_checkout(os.environ)

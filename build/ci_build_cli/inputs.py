@@ -10,7 +10,7 @@ import datetime
 import difflib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from third_party.gpus import extract_archive, find_rocm_config as finder
@@ -151,6 +151,26 @@ def wheel_kind(kind: str | None, stand_ins: list[str], allow_stand_ins: bool, da
         raise InputError(f"--wheel-commit={commit} names the commit of a dev version, and these are {kind} wheels: "
                          "add --wheel-kind=dev, or drop --wheel-commit")
     return kind
+
+
+# JAX's build variables (build/build.py, wheel/private/ml_wheel.bzl reads them as --repo_env=...)
+# and the ci_build flag that says the same. ci_build takes the flags alone: a variable exported for
+# JAX's own build must not make wheels of another kind here without a word.
+ML_WHEEL_FLAGS = {
+    "ML_WHEEL_TYPE": "--wheel-kind=release|nightly|dev",
+    "ML_WHEEL_BUILD_DATE": "--wheel-date=YYYYMMDD",
+    "ML_WHEEL_GIT_HASH": "--wheel-commit=SHA",
+    "ML_WHEEL_VERSION_SUFFIX": "no ci_build flag (`bazel build --repo_env=ML_WHEEL_VERSION_SUFFIX=...` takes it)",
+}
+
+
+def ml_wheel_environment(environ: Mapping[str, str]) -> None:
+    """Refuses JAX's ML_WHEEL_* variables in ci_build's environment, naming the flag to pass instead."""
+    given = [name for name in ML_WHEEL_FLAGS if environ.get(name, "").strip()]
+    if given:
+        name = given[0]
+        raise InputError(f"{name}={environ[name]} (from the environment) is JAX's build variable, which ci_build does not "
+                         f"read: unset {' '.join(given)} and say it with a flag: {ML_WHEEL_FLAGS[name]}")
 
 
 def output_dir(value: str | os.PathLike) -> Path:

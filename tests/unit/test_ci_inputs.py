@@ -180,3 +180,27 @@ def test_a_therock_tarballs_release_is_read_from_its_name_before_any_build(tmp_p
     toolkit_, version = toolkit.tarball_release(args)
     assert version == "7.10.0a20251120" and tarball.name in toolkit_
     assert ci.version_agrees(args.rocm_version, [version]) and not ci.version_agrees("7.9.9", [version])
+
+
+@pytest.mark.parametrize(("variable", "value", "flag"), [
+    ("ML_WHEEL_TYPE", "nightly-ish", "--wheel-kind=release|nightly|dev"),
+    ("ML_WHEEL_BUILD_DATE", "20261399", "--wheel-date=YYYYMMDD"),
+    ("ML_WHEEL_VERSION_SUFFIX", "rc 1", "no ci_build flag"),
+])
+def test_jaxs_ml_wheel_variables_are_refused_naming_the_flag(monkeypatch, capsys, variable, value, flag):
+    monkeypatch.setenv(variable, value)
+    rc = cli.main(["--sources=examples", "--dry-run", "dist_wheels"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1, err
+    assert err[0].startswith(f"ci_build: {variable}={value} (from the environment) is JAX's build variable") and flag in err[0]
+
+
+def test_ml_wheel_variables_do_not_concern_commands_that_make_no_wheel(monkeypatch):
+    monkeypatch.setenv("ML_WHEEL_TYPE", "nightly")
+    assert cli.parse_args(["--sources=examples", "--dry-run", "doctor"]).command == "doctor"
+
+
+def test_a_manylinux_policy_no_glibc_is_is_refused_naming_the_one_meant(capsys):
+    rc = cli.main(["--sources=examples", "--dry-run", "dist_wheels", "--manylinux=manylinux_2_82"])
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert rc == 2 and last.startswith("ci_build: --manylinux=manylinux_2_82:") and "did you mean manylinux_2_28?" in last

@@ -72,6 +72,14 @@ def test_policy_name_rejects_garbage(value):
         wa.policy_name(value)
 
 
+@pytest.mark.parametrize(("value", "meant"), [("manylinux_2_82", "manylinux_2_28"), ("2_71", "manylinux_2_17"),
+                                              ("manylinux_3_28", "manylinux_2_28"), ("manylinux_2_4", "manylinux_2_")])
+def test_a_policy_no_glibc_is_gets_the_one_meant(value, meant):
+    with pytest.raises(ValueError, match="which no glibc release is") as refused:
+        wa.policy_name(value)
+    assert f"did you mean {meant}" in str(refused.value)
+
+
 @pytest.mark.parametrize("soname", ["libamdhip64.so.7", "librocblas.so.5", "libMIOpen.so.1", "libhipblaslt.so.1",
                                     "librocprofiler-sdk-roctx.so.1", "libamdhip64.so"])
 def test_rocm_libraries(soname):
@@ -136,8 +144,8 @@ def test_no_manylinux_policy_fails(tmp_path):
 
 
 def test_unknown_policy_is_refused(tmp_path, policies):
-    with pytest.raises(ValueError, match="knows no policy manylinux_2_99; known: .*manylinux_2_28"):
-        wa.audit(tmp_path / WHEEL, "2_99", show=show(), policies=policies)
+    with pytest.raises(ValueError, match="knows no policy manylinux_2_43; known: .*manylinux_2_28"):
+        wa.audit(tmp_path / WHEEL, "2_43", show=show(), policies=policies)
 
 
 # --- a real ELF library in a wheel ----------------------------------------------------
