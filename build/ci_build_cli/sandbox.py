@@ -47,15 +47,18 @@ def _die_with_ci_build() -> None:
 # the tagging build, the pre-flight's stages) instead of each paying a server's start and a
 # new analysis. It ends with ci_build, killed or not.
 _SESSION = contextlib.ExitStack()
+_session_tried = False
 
 
 def _in_session(cmd: list[str]) -> None:
     """Opens the session before the first `sandbox run`, once there is a root to run in (an
     `ensure` wants the root to itself: it may swap it)."""
-    if os.environ.get(session.SESSION_ENV) or cmd[:len(SANDBOX) + 1] != [*SANDBOX, "run"]:
+    global _session_tried
+    if _session_tried or os.environ.get(session.SESSION_ENV) or cmd[:len(SANDBOX) + 1] != [*SANDBOX, "run"]:
         return
     if ready_root(Paths.default()) is None:
         return
+    _session_tried = True  # once: a session that could not start is said once, not before every command
     path = _SESSION.enter_context(session.opened(CHECKOUT))
     atexit.register(_SESSION.close)
     if path is None:
