@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import fcntl
 import hashlib
 import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -32,14 +30,9 @@ from .inputs import InputError
 from .paths import CACHE, CHECKOUT, PREFETCH, SANDBOX
 from .request import Request
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_ci_build() -> None:
-    """In a child, before exec: the kernel kills it when ci_build dies, even by SIGKILL; the
-    sandbox's own children follow it (tools/sandbox/namespaces.py), Bazel's server too."""
-    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+# In each child, before exec: the kernel kills it when ci_build dies, even by SIGKILL; the
+# sandbox's own children follow it (tools/sandbox/namespaces.py), Bazel's server too.
+_die_with_ci_build = session.die_with_parent
 
 
 # ci_build's sandbox session (tools/sandbox/session.py), open from its first `sandbox run` to its

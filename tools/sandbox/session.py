@@ -31,6 +31,7 @@ from typing import Iterator, Sequence
 
 from . import SandboxError, log
 from .namespaces import Bind
+from .session_agent import frame, read_message
 
 SESSION_ENV = "JAX_ROCM_SANDBOX_SESSION"
 AGENT = Path(__file__).resolve().parent / "session_agent.py"
@@ -42,27 +43,6 @@ def agent_argv(socket_path: str, root: Path, binds: Sequence[Bind]) -> tuple[str
     """The session's command: the agent, on the root's Python, told the session's mounts."""
     listed = [[str(b.source), b.target, b.readonly, b.recursive] for b in binds]
     return ("python3", str(AGENT), socket_path, str(root), json.dumps(listed))
-
-
-def _message(data: dict) -> bytes:
-    body = json.dumps(data).encode()
-    return len(body).to_bytes(4, "big") + body
-
-
-def _read(conn: socket.socket) -> dict:
-    head = b""
-    while len(head) < 4:
-        chunk = conn.recv(4 - len(head))
-        if not chunk:
-            raise EOFError
-        head += chunk
-    size, body = int.from_bytes(head, "big"), b""
-    while len(body) < size:
-        chunk = conn.recv(size - len(body))
-        if not chunk:
-            raise EOFError
-        body += chunk
-    return json.loads(body)
 
 
 def _connect(path: str) -> socket.socket | None:
@@ -82,8 +62,8 @@ def ping(path: str) -> dict | None:
         return None
     with conn:
         try:
-            conn.sendall(_message({"op": "ping"}))
-            return _read(conn)
+            conn.sendall(frame({"op": "ping"}))
+            return read_message(conn)[0]
         except (OSError, EOFError, ValueError):
             return None
 
@@ -106,12 +86,12 @@ def run(path: str, root: Path, binds: Sequence[Bind], argv: Sequence[str], env: 
     if conn is None:
         return None
     with conn:
-        request = _message({"op": "run", "root": str(root), "argv": list(argv), "env": env, "cwd": cwd,
+        request = frame({"op": "run", "root": str(root), "argv": list(argv), "env": env, "cwd": cwd,
                             "binds": [[str(b.source), b.target, b.readonly, b.recursive] for b in binds]})
         try:
             socket.send_fds(conn, [request[:4]], _std_fds())
             conn.sendall(request[4:])
-            answer = _read(conn)
+            answer = read_message(conn)[0]
         except (OSError, EOFError, ValueError):
             return None
         if "refused" in answer:
@@ -127,7 +107,7 @@ def run(path: str, root: Path, binds: Sequence[Bind], argv: Sequence[str], env: 
         try:
             while True:
                 try:
-                    result = _read(conn)
+                    result = read_message(conn)[0]
                     break
                 except InterruptedError:
                     continue
@@ -139,7 +119,9 @@ def run(path: str, root: Path, binds: Sequence[Bind], argv: Sequence[str], env: 
     return -result["signal"] if "signal" in result else int(result["exit"])
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
+    """In a child before exec (preexec_fn), or in a process itself: the kernel kills it when its
+    parent dies, even by SIGKILL."""
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
@@ -153,7 +135,7 @@ def die_with_parent_if_asked() -> None:
     """The kernel's parent-death signal for this process, where DIE_WITH_PARENT_ENV=1 asks it."""
     if os.environ.get(DIE_WITH_PARENT_ENV) == "1":
         parent = os.getppid()
-        _die_with_parent()
+        die_with_parent()
         if os.getppid() != parent:  # the parent ended before the signal was set
             os._exit(137)
 
@@ -169,7 +151,7 @@ def opened(checkout: Path, env: dict[str, str] | None = None, timeout: float = 6
     folder = tempfile.mkdtemp(prefix="jax-rocm-session-", dir="/tmp")
     path = f"{folder}/agent.sock"
     serve = subprocess.Popen([sys.executable, "-m", "tools.sandbox", "serve", "--socket", path], cwd=checkout,
-                             env=env, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+                             env=env, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
     deadline = time.monotonic() + timeout
     while serve.poll() is None and ping(path) is None and time.monotonic() < deadline:
         time.sleep(0.05)

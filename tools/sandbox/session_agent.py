@@ -53,24 +53,31 @@ def _mount(src: str | None, target: str, flags: int) -> None:
            f"mount {src} on {target}")
 
 
-def read_message(conn: socket.socket, nfds: int = 0) -> tuple[dict, list[int]]:
-    """One length-prefixed JSON message, with up to `nfds` descriptors sent along (SCM_RIGHTS)."""
-    head, fds, _, _ = socket.recv_fds(conn, 4, nfds) if nfds else (conn.recv(4), [], 0, None)
-    if len(head) < 4:
-        raise EOFError("the caller closed the connection")
-    (size,) = struct.unpack("!I", head)
-    data = b""
+# The wire, both ways (session.py speaks it too): a 4-byte length, then that much JSON; a
+# request's first 4 bytes carry the caller's descriptors (SCM_RIGHTS).
+def frame(message: dict) -> bytes:
+    data = json.dumps(message).encode()
+    return struct.pack("!I", len(data)) + data
+
+
+def _exactly(conn: socket.socket, size: int, data: bytes = b"") -> bytes:
     while len(data) < size:
         chunk = conn.recv(size - len(data))
         if not chunk:
-            raise EOFError("the caller closed the connection")
+            raise EOFError("the other end closed the connection")
         data += chunk
-    return json.loads(data), fds
+    return data
+
+
+def read_message(conn: socket.socket, nfds: int = 0) -> tuple[dict, list[int]]:
+    """One message, with up to `nfds` descriptors sent along its first bytes."""
+    head, fds, _, _ = socket.recv_fds(conn, 4, nfds) if nfds else (b"", [], 0, None)
+    (size,) = struct.unpack("!I", _exactly(conn, 4, head))
+    return json.loads(_exactly(conn, size)), fds
 
 
 def write_message(conn: socket.socket, message: dict) -> None:
-    data = json.dumps(message).encode()
-    conn.sendall(struct.pack("!I", len(data)) + data)
+    conn.sendall(frame(message))
 
 
 class Mounts:
