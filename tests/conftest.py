@@ -268,7 +268,7 @@ from third_party.gpus import toolkit_sources  # noqa: E402
 # (ROCM_PATH, XLA's ROCM_DISTRO_* ...; the tests set them where they matter) and host mode.
 MACHINE_BUILD_ENV = frozenset({*toolkit_sources.NAMES, HOST_ENV})
 
-DRY_RUN = ["--sources=examples", f"--jax-source-dir={CI_BUILD_CHECKOUT}", "--dry-run", "dist_wheels",
+DRY_RUN = ["--sources=examples", f"--jax-source-dir={CI_BUILD_CHECKOUT / 'examples' / 'jax'}", "--dry-run", "dist_wheels",
            "--wheel-kind=nightly", "--wheel-date=20261123"]
 
 

@@ -9,7 +9,9 @@ checked to hold the pin's strip_prefix (e.g. xla-<commit>/) before the pin is wr
 so a pin can only name an archive that Bazel will accept. JAX's pin also records what
 ci_build checks its inputs against before anything is downloaded, read from the archive:
 its release (jax/version.py) and the Pythons it builds for (one per
-build/requirements_lock_3_NN.txt, source_tree.pythons_of). Prints the old and new pin.
+build/requirements_lock_3_NN.txt, source_tree.pythons_of); XLA's, the names of its ROCm
+redistributions (third_party/gpus/rocm/rocm_redist.bzl: what ROCM_DISTRO_VERSION may name).
+Prints the old and new pin.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+from third_party.gpus import toolkit_sources
 from third_party.gpus.extract_archive import UnsafeArchive
 from third_party.private import source_tree
 from tools.digest import sha256_of
@@ -87,6 +90,15 @@ def jax_tree_facts(archive: Path) -> dict:
     return {"release": release, "pythons": list(pythons)}
 
 
+def xla_tree_facts(archive: Path) -> dict:
+    """What XLA's pin records of its tree: the names of its ROCm redistributions
+    (ROCM_DISTRO_VERSION's entries), so that ci_build checks one before the archive is fetched."""
+    table = source_tree.read_files(archive, [toolkit_sources.REDIST_TABLE]).get(toolkit_sources.REDIST_TABLE)
+    if table is None:
+        return {"rocm_distros": []}  # an XLA before hermetic ROCm: ROCM_DISTRO_VERSION names nothing
+    return {"rocm_distros": list(toolkit_sources.redistributions(table.decode(), toolkit_sources.REDIST_TABLE))}
+
+
 def download(url: str, dest: Path) -> None:
     print(f"update_pins: downloading {url}", file=sys.stderr)
     with urllib.request.urlopen(url, timeout=60) as response, open(dest, "wb") as out:
@@ -118,11 +130,13 @@ def main(argv: list[str] | None = None) -> int:
             new = updated_pin(pin, Update(wanted, sha256_of(archive), args.url), top_level_names(archive))
             if args.name == "jax":
                 new.update(jax_tree_facts(archive))
-    except (PinError, UnsafeArchive, OSError) as exc:
+            if args.name == "xla":
+                new.update(xla_tree_facts(archive))
+    except (PinError, UnsafeArchive, OSError, toolkit_sources.SourceError) as exc:
         print(f"update_pins: {exc}", file=sys.stderr)
         return 1
     path.write_text(json.dumps(new, indent=2) + "\n")
-    for key in ("commit", "version", "sha256", "urls", "release", "pythons"):
+    for key in ("commit", "version", "sha256", "urls", "release", "pythons", "rocm_distros"):
         if pin.get(key) != new.get(key):
             print(f"{path.relative_to(CHECKOUT)}: {key}: {pin.get(key)} -> {new.get(key)}")
     return 0

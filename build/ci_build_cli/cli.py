@@ -80,12 +80,21 @@ def parse_args(argv: list[str] | None = None) -> Request:
     for dest, check in CHECKED_VALUES.items():
         if values[dest] is not None:
             values[dest] = check(values[dest])
-    values["host"] = values["host"] or sandbox.host_from_env(os.environ.get(sandbox.HOST_ENV))
+    given = {}
+    if values["host"]:
+        given["host"] = "--host"
+    elif sandbox.host_from_env(os.environ.get(sandbox.HOST_ENV)):
+        values["host"], given["host"] = True, f"{sandbox.HOST_ENV}=1 (from the environment)"
     if command == "dist_wheels":
         inputs.ml_wheel_environment(os.environ)
     clone_xla = False
     if command == "preflight" and not values["xla_source_dir"]:
         values["xla_source_dir"], clone_xla = preflight.xla_checkout(os.environ)
+        if values["xla_source_dir"] and not clone_xla:
+            given["xla"] = f"JAXCI_XLA_GIT_DIR={values['xla_source_dir']} (from the environment)"
+    for name in ("xla", "jax"):
+        if values[f"{name}_source_dir"] and name not in given:
+            given[name] = f"--{name}-source-dir={values[f'{name}_source_dir']}"
     dirs = sources.source_dirs(values["sources"], values["xla_source_dir"], values["jax_source_dir"])
     if command in MODE_COMMANDS:
         values["mode"] = sources.decide_mode(values["mode"], sources.real_xla(dirs))
@@ -100,7 +109,7 @@ def parse_args(argv: list[str] | None = None) -> Request:
                                        os.environ.get("ROCM_PATH"), values["host"], os.environ)
                    if command != "doctor" or values["host"] else toolkit.RocmSource())
     return Request(command=command, **values, clone_xla=clone_xla, source_dirs=types.MappingProxyType(dirs),
-                   rocm_source=rocm_source)
+                   rocm_source=rocm_source, given=types.MappingProxyType(given))
 
 
 # The subcommands that build, and so run one mode or the other (sources.decide_mode).
@@ -113,9 +122,12 @@ def main(argv: list[str] | None = None) -> int:
         request = parse_args(argv)
         _, _, run, check = next(c for c in COMMANDS if c[0] == request.command)
         request = check(request)
+        inputs.cache_dir(CACHE)  # the checkout lock, the sandbox and Bazel's outputs live there
+        sandbox.check_prerequisites(request)
+        for note in request.notes:  # once every input has been answered
+            print(f"ci_build {request.command}: {note}", file=sys.stderr)
         if request.dry_run:
             return run(request)
-        inputs.cache_dir(CACHE)  # the checkout lock lives there
         with sandbox.checkout_lock(request.command):
             return run(request)
     except inputs.InputError as e:

@@ -10,7 +10,7 @@ import time
 from third_party.gpus import find_rocm_config as finder
 
 from . import full, pythons, sandbox, sources, toolkit
-from .paths import SANDBOX
+from .paths import SANDBOX, SANDBOX_PROFILE
 from .request import Request
 
 
@@ -70,7 +70,7 @@ def host_doctor(request: Request) -> int:
               "the analysis below fetches it (what it is: rocm_config.json in @local_config_rocm)", file=sys.stderr)
     else:
         steps.append([sys.executable, finder.__file__, "--format=text", *(["--rocm-path", path] if path else [])])
-    rc = sandbox.provision(request, "full") or sandbox.run_steps("doctor", steps, request.dry_run)
+    rc = sandbox.provision(request, SANDBOX_PROFILE) or sandbox.run_steps("doctor", steps, request.dry_run)
     if rc:
         return rc
     found = pythons.find_host_interpreters()
@@ -85,7 +85,7 @@ def cmd_native(request: Request) -> int:
     """Build the native artifacts: XLA's ROCm PJRT plugin (//:xla_rocm_plugin) and JAX's ROCm FFI modules."""
     toolkit.announce_rocm_source(request)
     if request.mode == "full":
-        return sandbox.provision(request, "full") or full.prepare(request) or full.build_native(request, "native")
-    return sandbox.provision(request, "full") or sandbox.run_steps("native", [
+        return sandbox.provision(request, SANDBOX_PROFILE) or full.prepare(request) or full.build_native(request, "native")
+    return sandbox.provision(request, SANDBOX_PROFILE) or sandbox.run_steps("native", [
         sandbox.bazel(request) + ["build", *sandbox.bazel_flags(request), *NATIVE_TARGETS],
     ], request.dry_run)

@@ -21,7 +21,7 @@ from third_party.gpus import find_rocm_config as finder
 
 from . import full, inputs, pythons, sandbox, sources, toolkit, wheels
 from .options import RBE_CONFIGS
-from .paths import CACHE, CHECKOUT, OURS
+from .paths import CACHE, CHECKOUT, OURS, SANDBOX_PROFILE
 from .request import Request
 
 # The finder's answer, as the root module of either mode's graph names it (kernels mode's and
@@ -117,15 +117,16 @@ def check_fetched_toolkit(request: Request, plan: BuildPlan) -> int:
 
 def choose_wheel_kind(request: Request) -> Request:
     """The request with the kind of wheel decided (inputs.wheel_kind: dev for wheels that will hold
-    stand-ins unless --wheel-kind or --allow-stand-ins says otherwise), saying so when it chose dev
-    itself. After the source trees are checked: the stand-ins are found in them."""
+    stand-ins unless --wheel-kind or --allow-stand-ins says otherwise), with a note when it chose
+    dev itself. After the source trees are checked: the stand-ins are found in them."""
     stand_ins = sources.expected_stand_ins(request)
     kind = inputs.wheel_kind(request.wheel_kind, stand_ins, request.allow_stand_ins, request.wheel_date,
                              request.wheel_commit)
+    notes = request.notes
     if request.wheel_kind is None and kind == "dev":
-        print(f"ci_build dist_wheels: making dev wheels, as they will hold stand-ins ({'; '.join(stand_ins)}); "
-              "--wheel-kind=release --allow-stand-ins makes release wheels of them, labelled as such", file=sys.stderr)
-    return dataclasses.replace(request, wheel_kind=kind)
+        notes += (f"making dev wheels, as they will hold stand-ins ({'; '.join(stand_ins)}); --wheel-kind=release "
+                  "--allow-stand-ins makes release wheels of them, labelled as such",)
+    return dataclasses.replace(request, wheel_kind=kind, notes=notes)
 
 
 def check_dist_wheels(request: Request) -> Request:
@@ -135,6 +136,9 @@ def check_dist_wheels(request: Request) -> Request:
     what may ask the network: full mode's and the pins."""
     toolkit.check_inputs(request)
     sources.check_local_sources(request)
+    if request.python_versions:
+        pythons.check_requested(request.python_versions, sources.jax_pythons(request.source_dirs.get("jax")).pythons,
+                                request.host)
     request = choose_wheel_kind(request)
     required = wheels.required_policy(request)
     if required:
@@ -174,7 +178,7 @@ def prepare_toolkit(request: Request) -> int:
     names = toolkit.wheel_names_note(request)
     if names:
         print(f"ci_build dist_wheels: {names}", file=sys.stderr)
-    rc = sandbox.provision(request, "full")
+    rc = sandbox.provision(request, SANDBOX_PROFILE)
     if rc:
         return rc
     if (request.rocm_version or request.amdgpu_targets) and not request.dry_run and not toolkit.tarball_release(request):

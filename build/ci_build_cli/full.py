@@ -7,6 +7,7 @@ import ast
 import difflib
 import hashlib
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -44,20 +45,57 @@ def registry_unreachable(timeout: float = 10) -> str | None:
     return None
 
 
+# Full mode's path flags: what upstream's graph resolves and fetches from, offline.
+PATH_FLAGS = ("registry", "distdir", "bazelrc")
+
+
+def _local_path(flag: str, value: str, want_dir: bool, path: str | None = None) -> Path:
+    """A path flag's file or folder (`path`, else the value): there, of the right kind, readable
+    (InputError naming the flag as given)."""
+    path = Path(path or value).expanduser()
+    kind = "folder" if want_dir else "file"
+    if not path.exists():
+        raise inputs.InputError(f"{flag}={value} does not exist (relative paths are taken from the current directory, "
+                                f"{Path.cwd()}): name the {kind} tools/real_trees.py wrote, or leave the flag out")
+    if path.is_dir() != want_dir:
+        raise inputs.InputError(f"{flag}={value} is a {'file' if want_dir else 'folder'}, not a {kind}: name the {kind} "
+                                "tools/real_trees.py wrote")
+    if not os.access(path, os.R_OK | (os.X_OK if want_dir else 0)):
+        raise inputs.InputError(f"{flag}={value} is not readable by this user: fix its permissions, or name another")
+    return path
+
+
 def check_inputs(request: Request) -> None:
-    """Full mode's inputs, before the lock, the sandbox and Bazel (InputError): --bazelrc is a
-    file, --registry a registry, and without one, the Bazel Central Registry reachable (upstream's
-    graph resolves from it: offline, nothing else could build)."""
-    if request.bazelrc and request.mode != "full":
-        raise inputs.InputError(f"--bazelrc={request.bazelrc} is read by full mode's Bazel only; in kernels mode put its "
-                                "lines in user.bazelrc at the checkout's root")
+    """Full mode's inputs, before the lock, the sandbox and Bazel (InputError): its path flags
+    refused in kernels mode, which does not read them; in full mode --bazelrc a readable file,
+    --distdir a readable folder, --registry a registry (a folder with modules/, or an http(s) or
+    file URL), and without one, the Bazel Central Registry reachable (upstream's graph resolves
+    from it: offline, nothing else could build)."""
+    given = [f"--{name}={getattr(request, name)}" for name in PATH_FLAGS if getattr(request, name)]
+    if given and request.mode != "full":
+        raise inputs.InputError(f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} read by full mode's Bazel "
+                                "only, and this build is kernels mode (the examples/xla stand-in): drop "
+                                f"{'it' if len(given) == 1 else 'them'} (in kernels mode, Bazel's own options go in "
+                                "user.bazelrc at the checkout's root), or name a real XLA for full mode")
     if request.mode != "full":
         return
-    if request.bazelrc and not Path(request.bazelrc).expanduser().is_file():
-        raise inputs.InputError(f"--bazelrc={request.bazelrc} is not a file")
-    if request.registry and "://" not in request.registry and not (Path(request.registry).expanduser() / "modules").is_dir():
-        raise inputs.InputError(f"--registry={request.registry} is not a Bazel registry (it has no modules/ folder): pass a "
-                                "checkout of the Bazel Central Registry")
+    if request.bazelrc:
+        _local_path("--bazelrc", request.bazelrc, want_dir=False)
+    if request.distdir:
+        _local_path("--distdir", request.distdir, want_dir=True)
+    registry = request.registry
+    if registry and "://" in registry:
+        scheme = registry.split("://", 1)[0]
+        if scheme not in ("https", "http", "file"):
+            raise inputs.InputError(f"--registry={registry}: Bazel reads a registry from an https://, http:// or "
+                                    f"file:// URL or a folder, not a {scheme}:// one; did you mean https://?")
+        if scheme == "file":
+            registry = registry.removeprefix("file://")
+    if registry and "://" not in registry:
+        folder = _local_path("--registry", request.registry, want_dir=True, path=registry)
+        if not (folder / "modules").is_dir():
+            raise inputs.InputError(f"--registry={request.registry} is not a Bazel registry (it has no modules/ "
+                                    "folder): pass a checkout of the Bazel Central Registry")
     if not request.registry and not request.dry_run:
         why = registry_unreachable()
         if why:

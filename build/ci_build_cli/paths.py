@@ -16,3 +16,5 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jax-
 # This project's packages as a Bazel flag names them from either root module: the checkout's
 # MODULE.bazel, or full/MODULE.bazel, where this project is the module jax_rocm_build.
 OURS = "@jax_rocm_build//"
+# The sandbox profile every build provisions (tools/sandbox/layers.py PROFILES).
+SANDBOX_PROFILE = "full"

@@ -19,7 +19,7 @@ from third_party.gpus import extract_archive
 
 from . import full, inputs, preflight_calls, preflight_interface, preflight_names, preflight_xla_targets, sandbox, sources, toolkit
 from .commands import NATIVE_TARGETS, NATIVE_TESTS
-from .paths import CACHE, CHECKOUT, PREFETCH, SANDBOX
+from .paths import CACHE, CHECKOUT, PREFETCH, SANDBOX, SANDBOX_PROFILE
 from .request import Request
 
 XLA_MAIN = "https://github.com/openxla/xla"
@@ -379,7 +379,7 @@ def cmd_preflight(request: Request) -> int:
     flags = sandbox.bazel_flags(request)
     host = request.host
     if host:
-        sandbox.provision(request, "full")  # the pinned PyPI archives (the sandbox's PREFETCH below also fetches abseil)
+        sandbox.provision(request, SANDBOX_PROFILE)  # the pinned PyPI archives (the sandbox's PREFETCH below also fetches abseil)
     return sandbox.run_steps("preflight", [
         *([] if host else [PREFETCH]),
         sandbox.bazel(request) + ["build", *flags, *NATIVE_TARGETS],

@@ -11,10 +11,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tools.sandbox.layers import OPTIONAL_PYTHONS
+from tools.sandbox.build import ready_root
+from tools.sandbox.cache import Paths
+from tools.sandbox.layers import OPTIONAL_PYTHONS, PROFILE_PYTHONS
 
 from .inputs import InputError
-from .paths import CHECKOUT, SANDBOX
+from .paths import SANDBOX_PROFILE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,30 +29,36 @@ class Interpreter:
 
 PROBE = "import sys, sysconfig; print('%d.%d' % sys.version_info[:2], sys.base_prefix, sysconfig.get_paths()['include'])"
 
-# Each python3.X of the sandbox that has its headers: "X.Y prefix include" lines.
-_SANDBOX_PROBE = ("for exe in /usr/bin/python3.[0-9] /usr/bin/python3.[0-9][0-9]; do "
-                  "[ -x $exe ] && out=$($exe -c \"" + PROBE + "\") && set -- $out && [ -f $3/Python.h ] && echo $out; "
-                  "done; true")
-# The python3.X names looked for on the host (PATH).
-_HOST_MINORS = range(10, 20)
+# The python3.X names looked for in the sandbox's root and on the host (PATH).
+_MINORS = range(10, 20)
+
 
 def _probe(cmd: list[str]) -> list[str] | None:
     result = subprocess.run(cmd + ["-c", PROBE], capture_output=True, text=True)
     return result.stdout.split() if result.returncode == 0 else None
 
 
-def find_interpreters(make_sandbox: bool = True) -> list[Interpreter] | None:
-    """CPython interpreters with headers: the sandbox's, then the host's (mounted into the sandbox).
-    Without make_sandbox (a dry run), None where the sandbox is not made yet: it is not made."""
-    found: dict[str, Interpreter] = {}
-    run = SANDBOX + ["run"] + ([] if make_sandbox else ["--no-ensure"])
-    inside = subprocess.run(run + ["--", "/bin/sh", "-c", _SANDBOX_PROBE], cwd=CHECKOUT, capture_output=True, text=True)
-    if inside.returncode != 0 and not make_sandbox:
+def sandbox_versions() -> tuple[str, ...] | None:
+    """The Pythons with headers of the sandbox's ready root, read from its files (nothing runs);
+    None where no root is ready."""
+    root = ready_root(Paths.default())
+    if root is None:
         return None
-    for line in inside.stdout.splitlines() if inside.returncode == 0 else []:
-        version = line.split()[0]
-        found[version] = Interpreter(version, f"/usr/bin/python{version}", None)
-    candidates = [sys.executable] + [shutil.which(f"python3.{minor}") for minor in _HOST_MINORS]
+    return tuple(f"3.{m}" for m in _MINORS if (root / f"usr/bin/python3.{m}").exists()
+                 and (root / f"usr/include/python3.{m}/Python.h").exists())
+
+
+def find_interpreters(make_sandbox: bool = True) -> list[Interpreter] | None:
+    """CPython interpreters with headers: the sandbox's (its ready root's), then the host's
+    (mounted into the sandbox). None where no root is ready, unless make_sandbox: then those a
+    root has before it is built (PROFILE_PYTHONS), for answering --python-versions at once."""
+    versions = sandbox_versions()
+    if versions is None:
+        if not make_sandbox:
+            return None
+        versions = PROFILE_PYTHONS[SANDBOX_PROFILE]
+    found = {v: Interpreter(v, f"/usr/bin/python{v}", None) for v in versions}
+    candidates = [sys.executable] + [shutil.which(f"python3.{minor}") for minor in _MINORS]
     for exe in filter(None, candidates):
         probe = _probe([exe])
         # The host's /usr is not the sandbox's (that is Debian sid's): only an interpreter
@@ -60,11 +68,19 @@ def find_interpreters(make_sandbox: bool = True) -> list[Interpreter] | None:
     return [found[v] for v in sorted(found, key=lambda v: tuple(map(int, v.split("."))))]
 
 
+def check_requested(requested: str, supported: Sequence[str], host: bool) -> None:
+    """--python-versions against the interpreters that would serve it, before anything runs
+    (InputError: pick_interpreters'): in host mode this machine's, else the sandbox's (its root's,
+    or those a root is built with) and the host's that can be mounted in."""
+    found = find_host_interpreters() if host else find_interpreters(make_sandbox=True)
+    pick_interpreters(requested, found, supported, host)
+
+
 def find_host_interpreters() -> list[Interpreter]:
     """Host mode: every python3.X on PATH (then the one running ci_build) with headers, under
     /usr too, each at the path PATH gives it; the first of each version wins."""
     found: dict[str, Interpreter] = {}
-    candidates = [shutil.which(f"python3.{minor}") for minor in _HOST_MINORS] + [sys.executable]
+    candidates = [shutil.which(f"python3.{minor}") for minor in _MINORS] + [sys.executable]
     for exe in filter(None, candidates):
         probe = _probe([exe])
         if probe and probe[0] not in found and Path(probe[2], "Python.h").exists():
@@ -117,6 +133,7 @@ def pick_interpreters(requested: str | None, found: list[Interpreter], supported
                 first in OPTIONAL_PYTHONS else "") +
                f"install python{first} with its headers under a prefix of its own (pyenv, python.org: mounted into the "
                f"sandbox), or build in host mode (--host) with your own python{first}-dev")
-        raise InputError(f"no interpreter with headers for Python {', '.join(missing)}; found: {have}. "
+        raise InputError(f"--python-versions={requested}: no interpreter with headers for Python {', '.join(missing)}; "
+                         f"found: {have}. "
                          f"To add one, {how}; or ask only for the versions found.")
     return [by_version[v] for v in wanted]

@@ -52,3 +52,10 @@ class Request:
     clone_xla: bool  # preflight first clones XLA's main branch into xla_source_dir (JAXCI_CLONE_MAIN_XLA=1)
     source_dirs: Mapping[str, Path]  # repository -> the local tree overriding its pin (sources.source_dirs), read-only
     rocm_source: RocmSource  # the toolkit (toolkit.rocm_source); the sandbox's own for the sandbox's doctor
+    # What the checks decided that the user should hear, printed once every check has passed
+    # (cli.main): a wrong input is answered in its one line, with no note before it.
+    notes: tuple[str, ...] = ()
+    # How the user gave what may come from a flag or from the environment, in their words, for
+    # the messages about it: "host" (--host, or JAX_ROCM_HOST=1), "xla" and "jax" (a source-dir
+    # flag, or preflight's JAXCI_XLA_GIT_DIR).
+    given: Mapping[str, str] = dataclasses.field(default_factory=dict)

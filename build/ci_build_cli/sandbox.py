@@ -21,13 +21,13 @@ import sys
 import time
 from pathlib import Path
 
-from tools.sandbox import session
+from tools.sandbox import build as sandbox_build, session
 from tools.sandbox.build import ready_root
 from tools.sandbox.cache import Paths
 
 from . import toolkit
 from .inputs import InputError
-from .paths import CACHE, CHECKOUT, PREFETCH, SANDBOX
+from .paths import CACHE, CHECKOUT, PREFETCH, SANDBOX, SANDBOX_PROFILE
 from .request import Request
 
 # In each child, before exec: the kernel kills it when ci_build dies, even by SIGKILL; the
@@ -112,12 +112,6 @@ def provision(request: Request, rocm: str) -> int:
             print(f"ci_build: host mode: pip could not fetch the pinned PyPI archives into {HOST_DISTDIR} (above); "
                   "your Bazel downloads them itself, or takes them from a --distdir of your bazelrc", file=sys.stderr)
         return 0
-    # What building the sandbox needs of this machine (mmdebstrap without root ...), named before
-    # any download: exit 2 with the sandbox's one line. A check, not a step: not echoed.
-    if not request.dry_run:
-        check = spawn(SANDBOX + ["ensure", "--check", f"--rocm={rocm}"], cwd=CHECKOUT, capture_output=True, text=True)
-        if check.returncode == 2:
-            raise InputError(check.stderr.strip().splitlines()[-1].removeprefix("sandbox: error: "))
     pypi = PREFETCH + ["--pypi-only"]
     print("+ " + shlex.join(pypi) + " &", file=sys.stderr, flush=True)
     background = None if request.dry_run else subprocess.Popen(pypi, cwd=CHECKOUT, preexec_fn=_die_with_ci_build)
@@ -221,9 +215,23 @@ def host_from_env(value: str | None) -> bool:
     return value == "1"
 
 
-def find_host_bazel(env: dict[str, str]) -> str:
+def check_prerequisites(request: Request) -> None:
+    """What this machine must have for the command, named before anything is downloaded, locked
+    or built, dry runs included (InputError): in host mode the user's Bazel; else what building
+    the sandbox needs where it is not built yet (tools/sandbox/build.py: root, or mmdebstrap,
+    uidmap and subordinate ids; the disk)."""
+    if request.host:
+        find_host_bazel(dict(os.environ), request.given.get("host", "--host"))
+        return
+    try:
+        sandbox_build.check_prerequisites(Paths.default(), request.rocm if request.command == "doctor" else SANDBOX_PROFILE)
+    except sandbox_build.SandboxError as e:
+        raise InputError(str(e)) from None
+
+
+def find_host_bazel(env: dict[str, str], host: str = "--host") -> str:
     """The user's Bazel: $BAZEL, else bazelisk, else bazel on PATH (InputError naming what to
-    install or set when there is none)."""
+    install or set when there is none; `host` says how host mode was asked for)."""
     given = env.get("BAZEL", "").strip()
     path = env.get("PATH", os.defpath)
     if given:
@@ -236,9 +244,9 @@ def find_host_bazel(env: dict[str, str]) -> str:
         found = shutil.which(name, path=path)
         if found and Path(found).resolve() != TOOLS_BAZEL.resolve():
             return found
-    raise InputError("host mode (--host) runs your own Bazel, and none is on PATH: install bazelisk (it takes "
-                     ".bazelversion's Bazel 7.7.1) or Bazel 7, or set BAZEL=/path/to/bazel; or drop --host to build in "
-                     "the sandbox")
+    raise InputError(f"host mode ({host}) runs your own Bazel, and none is on PATH: install bazelisk (it takes "
+                     f".bazelversion's Bazel 7.7.1) or Bazel 7, or set BAZEL=/path/to/bazel; or drop {host.split('=')[0]} "
+                     "to build in the sandbox")
 
 
 def host_bazel() -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import re
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -89,22 +90,50 @@ def check_local_sources(request: Request) -> None:
     for name, path in request.source_dirs.items():
         if name == "xla" and request.clone_xla:
             continue
+        given = request.given.get(name, f"--{name}-source-dir={path}")  # examples/: --sources=examples
         if not path.exists():
-            raise inputs.InputError(f"--{name}-source-dir={path} does not exist (relative paths are taken from the "
-                                    f"current directory, {Path.cwd()})")
-        if name == "jax" and not (path.is_dir() or extract_archive.is_archive(path)):
-            raise inputs.InputError(f"--jax-source-dir={path} is neither a JAX checkout (a directory) nor an archive of "
-                                    f"one ({', '.join(extract_archive.ARCHIVE_SUFFIXES)})")
-        if name == "jax" and path.is_file():
-            inputs.complete_archive("--jax-source-dir", path)
-        if name != "jax" and not path.is_dir():
-            raise inputs.InputError(f"the {name} source tree {path} is not a directory")
-        if name == "xla" and not (path / "xla").is_dir():
-            raise inputs.InputError(f"--xla-source-dir={path} is not an XLA checkout: it has no xla/ folder (a clone of "
-                                    "openxla/xla or ROCm/xla is)")
+            raise inputs.InputError(f"{given} does not exist (relative paths are taken from the current directory, "
+                                    f"{Path.cwd()})")
+        if name == "jax":
+            check_jax_tree(given, path)
+        elif not path.is_dir():
+            raise inputs.InputError(f"{given} is a file, not an XLA checkout: name the folder of a clone of openxla/xla "
+                                    "or ROCm/xla")
+        elif not (path / "xla").is_dir():
+            raise inputs.InputError(f"{given} is not an XLA checkout: it has no xla/ folder (a clone of openxla/xla or "
+                                    "ROCm/xla is)")
     if request.python_versions:
         tree = jax_pythons(request.source_dirs.get("jax"))
         inputs.pythons_of_the_tree(request.python_versions, tree.pythons, str(tree))
+
+
+# The JAX releases this project builds, named here alone: the oldest (the pin's) and the newest
+# series the gated tier has built (JAX 0.11.0, and JAX main at 0.11.1). Another tree's BUILD files
+# and pins are not the ones jaxlib/rocm/ and full/ transcribe: it is refused before the build.
+OLDEST_JAX, NEWEST_JAX_SERIES = (0, 10, 2), (0, 11)
+
+
+def _dotted(release: tuple[int, ...]) -> str:
+    return ".".join(map(str, release))
+
+
+def check_jax_tree(given: str, path: Path) -> None:
+    """A JAX tree (a checkout or an archive of one) is what it claims: a complete archive under
+    the one archive policy, JAX's jax/version.py, a release this project builds (InputError)."""
+    if not (path.is_dir() or extract_archive.is_archive(path)):
+        raise inputs.InputError(f"{given} is neither a JAX checkout (a directory) nor an archive of one "
+                                f"({', '.join(extract_archive.ARCHIVE_SUFFIXES)})")
+    if path.is_file():
+        inputs.complete_archive(given.split("=", 1)[0], path)
+    release = jax_tree_identity(path)[0]
+    if release is None:
+        raise inputs.InputError(f"{given} is not a JAX tree: it has no jax/version.py naming a release (a clone of "
+                                "jax-ml/jax, or GitHub's archive of one of its tags, has)")
+    numbers = tuple(int(n) for n in re.findall(r"\d+", release)[:3])
+    if numbers < OLDEST_JAX or numbers[:2] > NEWEST_JAX_SERIES:
+        raise inputs.InputError(f"{given} is JAX {release}, and this project builds JAX {_dotted(OLDEST_JAX)} to "
+                                f"{_dotted(NEWEST_JAX_SERIES)}.x: check out a release in that range (e.g. the pin's, "
+                                f"jax-v{_dotted(OLDEST_JAX)}), or leave the flag out for the pin")
 
 
 def check_pins_reachable(request: Request) -> None:
@@ -118,6 +147,16 @@ def check_pins_reachable(request: Request) -> None:
                                 "local trees instead: --jax-source-dir=PATH (a JAX checkout or archive of the pinned "
                                 "tag), --xla-source-dir=DIR (an XLA checkout), or --sources=examples for the offline "
                                 "stand-ins in examples/xla and examples/jax (labelled as such).")
+
+
+XLA_PIN = CHECKOUT / "third_party" / "xla" / "pin.json"
+
+
+def pinned_xla_distros() -> tuple[str, ...]:
+    """The entries of the pinned XLA's table of ROCm redistributions (ROCM_DISTRO_VERSION's
+    names), as third_party/xla/pin.json records them (tools/update_pins.py reads them from the
+    archive it pins): known before the archive is downloaded."""
+    return tuple(json.loads(XLA_PIN.read_text()).get("rocm_distros", ()))
 
 
 @functools.cache

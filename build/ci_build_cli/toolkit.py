@@ -305,11 +305,19 @@ def wheel_names_note(request: Request) -> str | None:
 
 def distro_of(request: Request, name: str) -> toolkit_sources.Distro | None:
     """ROCM_DISTRO_VERSION=`name` in the table of the XLA tree this build uses, before the
-    sandbox (InputError if that tree has no table or not the entry, or it is no tarball); None for
-    the pinned XLA and for preflight's clone of XLA's main, which are not on disk yet: the
-    repository rule checks them then."""
+    sandbox (InputError if that tree has no table or not the entry, or it is no tarball). The
+    pinned XLA is not on disk yet: its entries' names, which its pin records, are checked, and
+    the repository rule reads the entry; preflight's clone of XLA's main is not made yet: None."""
     tree = request.source_dirs.get("xla")
-    if tree is None or request.clone_xla:
+    if request.clone_xla:
+        return None
+    if tree is None:
+        pinned = sources.pinned_xla_distros()
+        if name not in pinned:
+            raise inputs.InputError(f"ROCM_DISTRO_VERSION={name} (from the environment) is not an entry of the pinned "
+                                    f"XLA's {toolkit_sources.REDIST_TABLE} (third_party/xla/pin.json records them: "
+                                    f"{', '.join(pinned) or 'none'}): name one of them, or name the toolkit another "
+                                    "way: --rocm-path, --therock-path, or ROCM_DISTRO_URL with ROCM_DISTRO_HASH")
         return None
     stand_in = tree.resolve() == sources.EXAMPLE_TREES["xla"].resolve()
     table = tree / toolkit_sources.REDIST_TABLE

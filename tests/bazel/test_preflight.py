@@ -29,6 +29,10 @@ def preflight(*args: str) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL)
 
 
+# What makes a folder a JAX tree to ci_build (sources.check_jax_tree): a release it builds.
+JAX_VERSION_PY = {"jax/version.py": '_version = "0.11.0"\n'}
+
+
 def write_tree(root: Path, files: dict[str, str]) -> Path:
     """A tree of the test's own: relative path -> text."""
     for relative, text in files.items():
@@ -76,7 +80,7 @@ def test_a_tree_naming_what_we_lack_gets_one_line_per_name(tmp_path, sandbox_roo
 
 
 def test_a_tree_using_only_what_we_answer_passes(tmp_path, sandbox_root):
-    tree = write_tree(tmp_path / "jax", {
+    tree = write_tree(tmp_path / "jax", {**JAX_VERSION_PY,
         "jaxlib/rocm/BUILD":
             'load("@local_config_rocm//rocm:build_defs.bzl", "if_rocm_is_configured", "rocm_library")\n'
             'x = ["@local_config_rocm//rocm:rocm_headers", "@local_config_rocm//rocm:hipsolver", '
@@ -117,7 +121,7 @@ rocm_library(name = "right", srcs = ["right.cu.cc"], deps = ["@local_config_rocm
 def test_a_tree_calling_ours_wrongly_gets_one_line_per_call(tmp_path, sandbox_root):
     """Names that exist, used wrongly: an unknown argument (of a rule, of a macro), a wrong
     literal type, a select() key that is no config_setting, a build-setting value ours refuses."""
-    tree = write_tree(tmp_path / "jax", {
+    tree = write_tree(tmp_path / "jax", {**JAX_VERSION_PY,
         "jaxlib/rocm/BUILD": CALLING_WRONGLY,
         ".bazelrc": "build:rocm --@local_config_rocm//rocm:rocm_path_type=everywhere\n"
                     "build:rocm --@local_config_rocm//rocm:rocm_path_type=link_only\n",
@@ -174,7 +178,7 @@ test:jax_rocm_made_up_test_config --test_output=all
 
 def test_a_made_up_variable_and_configs_get_one_line_each_at_their_line(tmp_path, sandbox_root):
     xla = write_tree(tmp_path / "xla", {"third_party/gpus/rocm_configure.bzl": MADE_UP_CONFIGURE, "xla/BUILD": ""})
-    jax = write_tree(tmp_path / "jax", {"build/rocm/rocm.bazelrc": MADE_UP_BAZELRC})
+    jax = write_tree(tmp_path / "jax", {**JAX_VERSION_PY, "build/rocm/rocm.bazelrc": MADE_UP_BAZELRC})
     result, took = timed_preflight(f"--xla-source-dir={xla}", f"--jax-source-dir={jax}")
     assert result.returncode == 1, result.stderr
     lines = [line.removeprefix("ci_build preflight: ") for line in result.stderr.splitlines()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, SANDBOX, sandbox, sandbox_environment
+from tests.conftest import CHECKOUT, SANDBOX, TEST_ROCM_PROFILE, sandbox, sandbox_environment
 
 pytestmark = pytest.mark.bazel
 
@@ -70,6 +70,15 @@ def test_hipcc_compiles_device_code_without_a_gpu(in_sandbox, tmp_path):
     in_sandbox("hipcc", "-fPIC", "-shared", "--offload-arch=gfx90a", "--offload-arch=gfx1100", str(src), "-o", str(out))
     sections = in_sandbox("objdump", "-h", str(out)).stdout
     assert ".hip_fatbin" in sections
+
+
+def test_the_pythons_ci_build_expects_before_a_root_exists_are_the_built_roots(sandbox_root):
+    """ci_build answers --python-versions before a root is built from PROFILE_PYTHONS; the root
+    built from the layers (read from its files) must have exactly those (sid's python3 moved on?)."""
+    from build.ci_build_cli import pythons
+    from tools.sandbox.layers import PROFILE_PYTHONS
+
+    assert pythons.sandbox_versions() == PROFILE_PYTHONS[TEST_ROCM_PROFILE]
 
 
 def test_exit_status_stdin_and_signals_pass_through(sandbox_root):

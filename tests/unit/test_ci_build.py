@@ -126,8 +126,9 @@ KERNELS_ONLY = {"host", "mode"}
 # What an option's value decides besides its own: --sources=examples makes kernels mode, and so
 # does a --mode given as the sources would decide it; the source trees and the toolkit follow
 # their options.
-DECIDES_TOO = {"sources": {"mode", "source_dirs"}, "xla_source_dir": {"source_dirs"}, "jax_source_dir": {"source_dirs"},
-               "rocm_path": {"rocm_source"}, "therock_path": {"rocm_source"}}
+DECIDES_TOO = {"sources": {"mode", "source_dirs"}, "xla_source_dir": {"source_dirs", "given"},
+               "jax_source_dir": {"source_dirs", "given"}, "rocm_path": {"rocm_source"}, "therock_path": {"rocm_source"},
+               "host": {"given"}}
 
 
 def test_the_options_table_covers_every_option_of_the_parser():
@@ -237,11 +238,13 @@ def test_wheels_of_stand_ins_are_dev_wheels_unless_told(tmp_path, capsys):
     # Kernels mode always builds _triton and rocm_plugin_extension from examples/jax, whatever JAX tree.
     kernels = args("--sources=examples", f"--jax-source-dir={jax_tree(tmp_path)}")
     assert kernels.wheel_kind == "dev"
-    assert ("making dev wheels, as they will hold stand-ins (the PJRT plugin (examples/xla); _triton and "
-            "rocm_plugin_extension") in capsys.readouterr().err
+    # A note, which cli.main prints once every check has passed (never before an input's error).
+    assert capsys.readouterr().err == ""
+    assert kernels.notes[0].startswith("making dev wheels, as they will hold stand-ins (the PJRT plugin (examples/xla); "
+                                       "_triton and rocm_plugin_extension")
     demo = args("--sources=examples")
     assert demo.wheel_kind == "dev"
-    assert "the PJRT plugin (examples/xla); JAX's ROCm modules (examples/jax)" in capsys.readouterr().err
+    assert "the PJRT plugin (examples/xla); JAX's ROCm modules (examples/jax)" in demo.notes[0]
     assert args("--sources=examples", "--allow-stand-ins").wheel_kind == "release"
     assert args("--sources=examples", "--wheel-kind=nightly").wheel_kind == "nightly"
     assert capsys.readouterr().err == "", "a kind the flags chose is not announced"
@@ -706,7 +709,8 @@ def test_a_source_dir_that_is_missing_fails(tmp_path, monkeypatch, capsys):
     with pytest.raises(inputs.InputError, match=re.escape(f"--jax-source-dir={tmp_path / 'notes.txt'} is neither a JAX "
                                                           "checkout (a directory) nor an archive")):
         sources.check_local_sources(args(f"--jax-source-dir={tmp_path / 'notes.txt'}"))
-    with pytest.raises(inputs.InputError, match=re.escape(f"the xla source tree {tmp_path / 'notes.txt'} is not a directory")):
+    with pytest.raises(inputs.InputError, match=re.escape(f"--xla-source-dir={tmp_path / 'notes.txt'} is a file, not an "
+                                                          "XLA checkout")):
         sources.check_local_sources(args(f"--xla-source-dir={tmp_path / 'notes.txt'}"))
 
 
@@ -789,7 +793,7 @@ def test_dist_wheels_dry_run_prints_the_bazel_build(recorded, capsys):
     assert [w for w in cmd if w.startswith("--config=")] == ["--config=rocm_release", "--config=manylinux_2_28"]
     assert cmd[cmd.index("build") + 1:cmd.index("build") + 3] == ["--config=rocm_release", "--config=manylinux_2_28"]
     for flag in (f"--override_repository=xla={CHECKOUT / 'examples' / 'xla'}",
-                 f"--override_repository=jax={CHECKOUT}",
+                 f"--override_repository=jax={CHECKOUT / 'examples' / 'jax'}",
                  "--@jax_rocm_build//wheel:kind=nightly", "--@jax_rocm_build//wheel:date=20261123",
                  "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.14"):
         assert flag in cmd
@@ -1527,26 +1531,40 @@ def test_an_explicit_kernels_mode_with_a_real_xla_is_one_line_before_anything_ru
 
 # --- a dry run makes nothing ----------------------------------------------------------------
 
-def test_finding_the_pythons_in_a_dry_run_does_not_make_the_sandbox(monkeypatch):
+# The real one, which the `recorded` fixture replaces.
+REAL_FIND_INTERPRETERS = pythons.find_interpreters
+
+
+def test_the_sandboxs_pythons_are_read_from_its_root_and_nothing_runs_in_it(monkeypatch, tmp_path):
+    """A built root's Pythons are its files (python3.X with its Python.h); before a root is built,
+    those its profile installs (PROFILE_PYTHONS), or None for a dry run, which names what it assumes."""
     real_run = subprocess.run
-    asked = []
 
     def run(cmd, **kwargs):
-        if cmd[:len(pythons.SANDBOX)] == pythons.SANDBOX:
-            asked.append(cmd)
-            return subprocess.CompletedProcess(cmd, 125, "", "sandbox: error: run --no-ensure: no sandbox ...")
+        assert cmd[:len(sandbox.SANDBOX)] != sandbox.SANDBOX, "the sandbox was run"
         return real_run(cmd, **kwargs)
 
     monkeypatch.setattr(pythons.subprocess, "run", run)
+    root = tmp_path / "root"
+    for version, headers in (("3.13", True), ("3.14", True), ("3.15", False)):
+        (root / "usr/bin").mkdir(parents=True, exist_ok=True)
+        (root / f"usr/bin/python{version}").touch()
+        if headers:
+            (root / f"usr/include/python{version}").mkdir(parents=True)
+            (root / f"usr/include/python{version}/Python.h").touch()
+    monkeypatch.setattr(pythons, "ready_root", lambda paths: root)
+    assert pythons.sandbox_versions() == ("3.13", "3.14")
+    inside = [i for i in pythons.find_interpreters(make_sandbox=False) if i.bind is None]
+    assert inside == [pythons.Interpreter("3.13", "/usr/bin/python3.13", None),
+                      pythons.Interpreter("3.14", "/usr/bin/python3.14", None)]
+    monkeypatch.setattr(pythons, "ready_root", lambda paths: None)
     assert pythons.find_interpreters(make_sandbox=False) is None
-    assert asked and asked[0][len(pythons.SANDBOX):len(pythons.SANDBOX) + 2] == ["run", "--no-ensure"]
-    asked.clear()
-    pythons.find_interpreters()  # a real run may make it
-    assert "--no-ensure" not in asked[0]
+    assert [i.version for i in pythons.find_interpreters() if i.bind is None] == list(pythons.PROFILE_PYTHONS["full"])
 
 
 def test_a_dry_run_before_the_sandbox_exists_names_the_pythons_it_assumes(recorded, monkeypatch, capsys):
-    monkeypatch.setattr(pythons, "find_interpreters", lambda make_sandbox: None if not make_sandbox else pytest.fail())
+    monkeypatch.setattr(pythons, "find_interpreters", REAL_FIND_INTERPRETERS)  # not `recorded`'s
+    monkeypatch.setattr(pythons, "ready_root", lambda paths: None)
     assert cli.main(["--sources=examples", "--dry-run", "dist_wheels", "--python-versions=3.14"]) == 0
     assert "the sandbox is not made yet, so its Pythons are not known" in capsys.readouterr().err
     assert "--repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.14" in bazel_build(recorded)

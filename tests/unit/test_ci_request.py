@@ -21,7 +21,7 @@ pytestmark = pytest.mark.unit
 
 CLI_PACKAGE = CHECKOUT / "build" / "ci_build_cli"
 # What the Request holds besides the options: the subcommand and what ci_build decides.
-DECIDED = {"command", "clone_xla", "source_dirs", "rocm_source"}
+DECIDED = {"command", "clone_xla", "source_dirs", "rocm_source", "notes", "given"}
 
 
 def test_every_option_is_a_field_of_the_request():

@@ -9,6 +9,7 @@ and ci_build's own runs are dry or recorded.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -238,13 +239,19 @@ def test_distro_version_with_the_stand_in_fails_before_anything_runs(env, record
     assert "--xla-source-dir" in err
 
 
-def test_distro_version_with_the_pinned_xla_is_left_to_the_repository_rule(env):
-    env(ROCM_DISTRO_VERSION="not-checked-here")
+def test_distro_version_with_the_pinned_xla_is_checked_by_name_and_its_entry_left_to_the_repository_rule(env):
+    """The pin is not on disk before the sandbox fetches it: its entries' names (pin.json) are checked."""
+    env(ROCM_DISTRO_VERSION="rocm_7.10.0_gfx94X")
     args = cli.parse_args(["dist_wheels"])
-    toolkit.check_inputs(args)  # the pin is not on disk before the sandbox fetches it
-    assert toolkit.distro_of(args, "not-checked-here") is None
-    assert "--repo_env=ROCM_DISTRO_VERSION=not-checked-here" in toolkit.rocm_flags(args)
-    assert toolkit.tarball_release(args) == ("the tarball of ROCM_DISTRO_VERSION=not-checked-here", None)
+    toolkit.check_inputs(args)
+    assert toolkit.distro_of(args, "rocm_7.10.0_gfx94X") is None
+    assert "--repo_env=ROCM_DISTRO_VERSION=rocm_7.10.0_gfx94X" in toolkit.rocm_flags(args)
+    assert toolkit.tarball_release(args) == ("the tarball of ROCM_DISTRO_VERSION=rocm_7.10.0_gfx94X", None)
+    env(ROCM_DISTRO_VERSION="rocm_7.2.4_gfx94X")
+    with pytest.raises(InputError, match=re.escape(
+            "ROCM_DISTRO_VERSION=rocm_7.2.4_gfx94X (from the environment) is not an entry of the pinned XLA's "
+            "third_party/gpus/rocm/rocm_redist.bzl (third_party/xla/pin.json records them: rocm_7.10.0_gfx90X, ")):
+        toolkit.check_inputs(cli.parse_args(["dist_wheels"]))
 
 
 # ---- through ci_build ---------------------------------------------------------------------

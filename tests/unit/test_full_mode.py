@@ -260,7 +260,7 @@ def test_full_modes_inputs_are_checked_before_anything_runs(monkeypatch, tmp_pat
     full.check_inputs(parsed(f"--registry={tmp_path / 'bcr'}", f"--bazelrc={tmp_path / 'full.bazelrc'}"))
     with pytest.raises(inputs.InputError, match="is not a Bazel registry"):
         full.check_inputs(parsed(f"--registry={tmp_path}"))
-    with pytest.raises(inputs.InputError, match="is not a file"):
+    with pytest.raises(inputs.InputError, match="is a folder, not a file"):
         full.check_inputs(parsed(f"--registry={tmp_path / 'bcr'}", f"--bazelrc={tmp_path / 'bcr'}"))
     monkeypatch.setattr(full, "registry_unreachable", lambda timeout=10: None)
     full.check_inputs(parsed())  # online

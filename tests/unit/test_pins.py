@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -97,6 +98,44 @@ def test_jaxs_pin_records_the_release_and_the_pythons_of_its_archive(checkout, t
     assert update_pins.main(["jax", "--commit", COMMIT, "--archive", str(bare)]) == 1
     assert "has no build/requirements_lock_3_NN.txt: is it an archive of JAX's tree?" in capsys.readouterr().err
     assert (checkout / "third_party/jax/pin.json").read_text() == before
+
+
+REDIST_TABLE = """rocm_redist = {
+    "rocm_7.10.0_gfx94X": struct(packages = [{"url": "https://example.com/a.tar.gz", "sha256": "%s"}], rocm_root = ""),
+    "rocm_7.13.0_gfx950": struct(packages = [{"url": "https://example.com/b.tar.gz", "sha256": "%s"}], rocm_root = ""),
+}
+""" % ("ab" * 32, "cd" * 32)
+
+
+def xla_archive(path: Path, files: dict[str, str]) -> Path:
+    with tarfile.open(path, "w:gz") as t:
+        for name, text in {"WORKSPACE": "", **files}.items():
+            info = tarfile.TarInfo(f"xla-{COMMIT}/{name}")
+            info.size = len(text.encode())
+            t.addfile(info, io.BytesIO(text.encode()))
+    return path
+
+
+def test_xlas_pin_records_the_names_of_its_rocm_redistributions(checkout, tmp_path, capsys):
+    """What ci_build checks ROCM_DISTRO_VERSION against before the pinned XLA is downloaded
+    (sources.pinned_xla_distros): read from the archive pinned; none where it has no table."""
+    archive = xla_archive(tmp_path / "xla.tar.gz", {"third_party/gpus/rocm/rocm_redist.bzl": REDIST_TABLE})
+    assert update_pins.main(["xla", "--commit", COMMIT, "--archive", str(archive)]) == 0
+    pin = json.loads((checkout / "third_party/xla/pin.json").read_text())
+    assert pin["rocm_distros"] == ["rocm_7.10.0_gfx94X", "rocm_7.13.0_gfx950"]
+    assert "rocm_distros: " in capsys.readouterr().out
+    assert update_pins.main(["xla", "--commit", COMMIT, "--archive", str(xla_archive(tmp_path / "old.tar.gz", {}))]) == 0
+    assert json.loads((checkout / "third_party/xla/pin.json").read_text())["rocm_distros"] == []
+
+
+PINNED_XLA_ENV = "JAX_ROCM_TEST_XLA_PIN_ARCHIVE"
+
+
+@pytest.mark.skipif(not os.environ.get(PINNED_XLA_ENV), reason=f"{PINNED_XLA_ENV} (an archive of XLA at the pinned commit, "
+                    "e.g. `git archive --prefix=xla-<commit>/ <commit>` of a clone) is not set")
+def test_the_pinned_xlas_recorded_redistributions_are_its_tables():
+    recorded = json.loads((CHECKOUT / "third_party/xla/pin.json").read_text())["rocm_distros"]
+    assert update_pins.xla_tree_facts(Path(os.environ[PINNED_XLA_ENV]))["rocm_distros"] == recorded
 
 
 def test_the_other_pins_record_no_pythons():

@@ -120,9 +120,12 @@ def check_mirror(mirror: str) -> None:
 
 
 def check_free_space(paths: Paths, profile: str) -> None:
-    paths.cache.mkdir(parents=True, exist_ok=True)
+    """The disk under the cache (its nearest existing folder: a check writes nothing) has room for a root of `profile`."""
     need = REQUIRED_FREE_GB[profile]
-    free = shutil.disk_usage(paths.cache).free / 1e9
+    existing = paths.cache
+    while not existing.exists():
+        existing = existing.parent
+    free = shutil.disk_usage(existing).free / 1e9
     if free < need:
         raise SandboxError(
             f"disk full: the '{profile}' sandbox needs about {need} GB free under {paths.cache}, {free:.1f} GB is; "

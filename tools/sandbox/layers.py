@@ -145,6 +145,10 @@ PYTHON_313 = Layer(
     commands=(f"echo '{NUMPY_313}' | python3.13 -m pip install -q --break-system-packages --ignore-installed --no-deps "
               "--only-binary=:all: --require-hashes -r /dev/stdin",),
 )
+# The Pythons with headers a root of each profile has: sid's python3 (3.14 when the layers were
+# written) and PYTHON_313's. ci_build answers --python-versions with them before a root exists;
+# a built root is read instead (ci_build_cli/pythons.py), and the bazel tier checks the two agree.
+PROFILE_PYTHONS: dict[str, tuple[str, ...]] = {"minimal": ("3.14",), "full": ("3.13", "3.14")}
 PROFILES: dict[str, tuple[Layer, ...]] = {
     "minimal": (BASE, ROCM_MINIMAL),
     "full": (BASE, ROCM_MINIMAL, ROCM_FULL, JAX_KERNEL_DEPS, ROCM_SOLVER, WHEEL_TOOLS, XLA_RUNTIME_DEPS, PYTHON_313),
