@@ -62,8 +62,10 @@ EX = "--sources=examples"
 XLA = "--xla-source-dir={tmp}/xla"  # an XLA checkout as far as ci_build looks: full mode
 OFFLINE_FULL = (XLA, "--registry={tmp}/bcr")  # full mode that asks no network
 DEBOOTSTRAP = "root builds the sandbox with debootstrap, which it installs itself"
-# A machine with Python and git and nothing else of the build's (no mmdebstrap, no Bazel).
+# A machine with Python and git and nothing else of the build's (no mmdebstrap, no Bazel), and
+# one that has uidmap but not mmdebstrap.
 BARE = ("python3", "git")
+NO_MMDEBSTRAP = (*BARE, "newuidmap", "newgidmap")
 
 PROBES = {
     # -- the command line itself: one line and --help, not argparse's usage
@@ -114,11 +116,12 @@ PROBES = {
     "host mode Bazel not there": probe(EX, "--host", "native", env={"BAZEL": "/nonexistent/bazel"},
                                        says=("BAZEL=/nonexistent/bazel",)),
     # -- the sandbox's prerequisites: said before anything is made
-    "doctor without mmdebstrap": probe("doctor", path=BARE, says=("mmdebstrap", "--host"), skip_as_root=DEBOOTSTRAP),
-    "doctor without mmdebstrap, dry run": probe("doctor", "--dry-run", path=BARE, says=("mmdebstrap", "--host"),
+    "doctor without mmdebstrap": probe("doctor", path=NO_MMDEBSTRAP, says=("mmdebstrap", "--host"), skip_as_root=DEBOOTSTRAP),
+    "doctor without mmdebstrap, dry run": probe("doctor", "--dry-run", path=NO_MMDEBSTRAP, says=("mmdebstrap", "--host"),
                                                 skip_as_root=DEBOOTSTRAP),
-    "dist_wheels without mmdebstrap": probe(EX, "dist_wheels", path=BARE, says=("mmdebstrap", "--host"),
+    "dist_wheels without mmdebstrap": probe(EX, "dist_wheels", path=NO_MMDEBSTRAP, says=("mmdebstrap", "--host"),
                                             skip_as_root=DEBOOTSTRAP),
+    "native without uidmap": probe(EX, "native", path=BARE, says=("newuidmap", "uidmap", "--host"), skip_as_root=DEBOOTSTRAP),
     # -- manylinux policies
     "a policy no glibc is": probe(EX, "dist_wheels", "--manylinux=manylinux_2_82",
                                   says=("--manylinux=manylinux_2_82", "manylinux_2_28")),
