@@ -15,9 +15,12 @@ build the ROCm wheels.
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import re
 import sys
 import types
+from pathlib import Path
 
 from . import inputs, options, preflight, sandbox, sources, toolkit
 from .commands import check_doctor, check_native, cmd_doctor, cmd_native
@@ -41,13 +44,35 @@ COMMANDS = (
 )
 
 
+def bazelrc_configs(path: Path = CHECKOUT / "rocm" / "rocm.bazelrc") -> list[str]:
+    """The config names a bazelrc defines (`build:NAME ...`, `common:NAME ...`), in order."""
+    names = re.findall(r"^\w+:([\w.-]+)\s", path.read_text(), re.M)
+    return list(dict.fromkeys(names))
+
+
+def _near(word: str, choices: list[str]) -> str:
+    near = difflib.get_close_matches(word, choices, n=2, cutoff=0.6)
+    return f"; did you mean {' or '.join(near)}?" if near else ""
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """argparse's errors as one line (InputError: `ci_build: ...`, exit 2), not its whole usage first."""
+    """argparse's errors as one line (InputError: `ci_build: ...`, exit 2), not its whole usage
+    first: with the choice meant where a word is near one, and for Bazel's --config, where configs go."""
 
     def error(self, message: str):
-        if "unrecognized arguments: --config" in message:
-            message += (" (ci_build passes Bazel's configs itself, JAX's rocm_release_wheel among them: put one of your own "
-                        "in user.bazelrc, e.g. `build --config=NAME`, and see rocm/rocm.bazelrc for the names)")
+        config = re.search(r"unrecognized arguments: .*?--config[= ]?(\S*)", message)
+        choice = re.search(r"invalid choice: '?([^' ]*)'? \(choose from (.*)\)", message)  # quoting varies by Python
+        if config:
+            name, configs = config.group(1), bazelrc_configs()
+            near = difflib.get_close_matches(name, configs, n=2, cutoff=0.6)
+            which = ("is one of rocm/rocm.bazelrc's" if name in configs else
+                     f"is none of rocm/rocm.bazelrc's (nearest: {', '.join(near)})" if near else
+                     "is none of rocm/rocm.bazelrc's")
+            message = (f"--config={name} {which}, and ci_build takes no --config: it passes those itself "
+                       "(dist_wheels: rocm_release, what JAX's --config=rocm_release_wheel builds); a config of your "
+                       "own goes in user.bazelrc at the checkout's root (`build --config=NAME`)")
+        elif choice:
+            message += _near(choice.group(1), [c.strip(" '") for c in choice.group(2).split(",")])
         raise inputs.InputError(f"{message} (build/ci_build --help lists the commands and options)")
 
 

@@ -69,12 +69,14 @@ NO_MMDEBSTRAP = (*BARE, "newuidmap", "newgidmap")
 
 PROBES = {
     # -- the command line itself: one line and --help, not argparse's usage
-    "unknown command": probe("dist_wheel", says=("invalid choice: 'dist_wheel'", "dist_wheels", "--help")),
+    "unknown command": probe("dist_wheel", says=("invalid choice: 'dist_wheel'", "did you mean dist_wheels?", "--help")),
     "no command": probe(EX, says=("COMMAND", "--help")),
-    "a JAX config name": probe("--config=rocm_release_wheell", "dist_wheels",
-                               says=("--config=rocm_release_wheell", "user.bazelrc", "rocm_release_wheel")),
+    "a JAX config misspelt": probe("--config=rocm_release_wheell", "dist_wheels",
+                                   says=("--config=rocm_release_wheell", "nearest: rocm_release_wheel", "user.bazelrc")),
+    "a JAX config": probe("dist_wheels", "--config", "rocm", says=("--config=rocm is one of rocm/rocm.bazelrc's",
+                                                                   "takes no --config", "user.bazelrc")),
     "a rocm set misspelt": probe("doctor", "--rocm=tiny", says=("--rocm", "'tiny'", "minimal", "--help")),
-    "an rbe mode misspelt": probe(EX, "--rbe=remot", "dist_wheels", says=("--rbe", "'remot'", "remote", "--help")),
+    "an rbe mode misspelt": probe(EX, "--rbe=remot", "dist_wheels", says=("--rbe", "'remot'", "did you mean remote?")),
     "a post release not a number": probe(EX, "dist_wheels", "--wheel-post-release=x", says=("--wheel-post-release", "'x'")),
     "a wheel kind misspelt": probe(EX, "dist_wheels", "--wheel-kind=weekly", says=("--wheel-kind", "'weekly'", "nightly")),
     "an option of another command": probe(EX, "native", "--wheel-kind=dev", says=("--wheel-kind=dev", "dist_wheels")),
