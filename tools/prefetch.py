@@ -29,6 +29,7 @@ from pathlib import Path
 
 from tools.digest import sha256_of
 from tools.modules import SANDBOX, module_environment
+from tools.sandbox import interrupted
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 PYPI_HOST = "files.pythonhosted.org"
@@ -189,4 +190,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # a partial download is a temporary file, removed as it unwinds
+        sys.exit(interrupted("prefetch"))

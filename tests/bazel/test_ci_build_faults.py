@@ -167,3 +167,64 @@ def test_a_sigkill_of_the_test_command_leaves_nothing_and_the_next_run_passes(sa
                            timeout=900)
     assert again.returncode == 0, again.stdout[-3000:]
     assert wait_for(lambda: not processes_marked(marker), 10), processes_marked(marker)
+
+
+def group_members(pgid: int) -> list[str]:
+    """The processes of process group `pgid` (a terminal's job), as `pid: command line`."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = open(f"/proc/{pid}/stat").read()
+            cmdline = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[2]) == pgid:
+            found.append(f"{pid}: {cmdline[:160]}")
+    return found
+
+
+# What building a root leaves in a temporary folder when it is killed: apt's batches of
+# packages for dpkg, mmdebstrap's and debootstrap's own folders.
+BUILD_LEFTOVERS = re.compile(r"^(apt-dpkg-install-|mmdebstrap\.|debootstrap\.)")
+
+
+def leftovers_in_tmp(since: float) -> list[str]:
+    return [p.name for p in Path("/tmp").iterdir()
+            if BUILD_LEFTOVERS.match(p.name) and p.lstat().st_mtime >= since and p.lstat().st_uid == os.getuid()]
+
+
+@pytest.mark.parametrize("how", ["Ctrl-C", "SIGTERM"])
+def test_a_first_run_interrupted_while_the_sandbox_is_built_is_quiet_and_leaves_nothing(tmp_path, how):
+    """The first dist_wheels on a fresh machine, interrupted while the sandbox's root is being
+    bootstrapped: a terminal's Ctrl-C (SIGINT to the whole job: ci_build, the prefetch, the
+    sandbox, apt) ends it with ci_build's one line and exit 130, nothing else said; a SIGTERM to
+    ci_build alone (a CI runner's cancel) ends everything it started. Either way no process is
+    left, and nothing in the host's /tmp (the bootstrap's temporary files are under the cache)."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    started = time.time()
+    run = subprocess.Popen([sys.executable, str(CHECKOUT / "build" / "ci_build"), "--sources=examples", "dist_wheels",
+                            f"--output-dir={tmp_path / 'dist'}"], cwd=CHECKOUT, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                           env=without_session(dict(os.environ, XDG_CACHE_HOME=str(cache))),
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    sandbox_dir = cache / "jax-rocm-build" / "sandbox"
+    assert wait_for(lambda: list(sandbox_dir.glob("root-*.partial")), 120), "the bootstrap never started"
+    time.sleep(3)  # into the bootstrap: apt at work
+    if how == "Ctrl-C":
+        os.killpg(run.pid, signal.SIGINT)
+    else:
+        run.send_signal(signal.SIGTERM)
+    out, err = run.communicate(timeout=120)
+    if how == "Ctrl-C":
+        assert run.returncode == 130, err[-3000:]
+        assert err.rstrip().splitlines()[-1] == "ci_build: interrupted; no partial wheel was written (run it again to go on)"
+        said = [line for line in err.splitlines() if re.search(r"Traceback|\berror\b|: interrupted|failed|^\s", line)]
+        assert said == [err.rstrip().splitlines()[-1]], err[-3000:]
+    else:
+        assert run.returncode == -signal.SIGTERM, err[-3000:]
+    assert wait_for(lambda: not group_members(run.pid), 20), group_members(run.pid)
+    assert not leftovers_in_tmp(started)
+    assert not [m for m in Path("/proc/mounts").read_text().splitlines() if str(tmp_path) in m]
+    subprocess.run([sys.executable, "-m", "tools.sandbox", "clean"], cwd=CHECKOUT, capture_output=True,
+                   env=without_session(dict(os.environ, XDG_CACHE_HOME=str(cache))))

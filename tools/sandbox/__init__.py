@@ -22,6 +22,7 @@ runs on the host's Python 3.11, as root or not, before any venv exists.
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -35,3 +36,12 @@ def log(msg: str) -> None:
 
 def fmt_secs(s: float) -> str:
     return f"{s:.1f} s" if s < 120 else f"{int(s // 60)} min {int(s % 60)} s"
+
+
+def interrupted(tool: str) -> int:
+    """Exit status 130 of an interrupted `tool`, saying so only where it is the command the user
+    typed (the leader of its process group): a terminal's Ctrl-C reaches the whole group, and the
+    command the user ran (ci_build) answers for its helpers in one line."""
+    if os.getpgrp() == os.getpid():
+        print(f"{tool}: interrupted", file=sys.stderr, flush=True)
+    return 130

@@ -86,7 +86,8 @@ class StepRunner:
         log(f"{label}: done in {fmt_secs(time.monotonic() - t0)}")
 
     def command(self, spec: Enter, what: str) -> None:
-        rc = enter(dataclasses.replace(spec, stdout=self.log_file.fileno(), stderr=self.log_file.fileno()))
+        rc = enter(dataclasses.replace(spec, stdout=self.log_file.fileno(), stderr=self.log_file.fileno()),
+                   raise_on_interrupt=True)
         if rc != 0:
             raise SandboxError(self.explain_failure(what, rc))
 
@@ -195,7 +196,9 @@ def install_spec(root: Path, paths: Paths, layer: Layer) -> Enter:
     ])
     env = sandbox_env()
     env["DEBIAN_FRONTEND"] = "noninteractive"
-    binds = standard_binds(paths) + [Bind(paths.apt_archives, "/var/cache/apt/archives")]
+    # The root's own /tmp, not the host's: what apt leaves there when the build is killed
+    # (apt-dpkg-install-*) goes with the unfinished root.
+    binds = [b for b in standard_binds(paths) if b.target != "/tmp"] + [Bind(paths.apt_archives, "/var/cache/apt/archives")]
     ca = host_ca_bundle()
     if layer.commands and ca is not None:
         # A layer's downloads (pip) trust what the host trusts (a TLS-inspecting proxy's CA),
@@ -214,7 +217,7 @@ def on_root_files(argv: Sequence[str], what: str) -> None:
     if not rootless():
         subprocess.run(list(argv), check=True)
         return
-    rc = enter(Enter(tuple(argv), None))
+    rc = enter(Enter(tuple(argv), None), raise_on_interrupt=True)
     if rc != 0:
         raise SandboxError(f"{what} failed (exit {rc}): {shlex.join(argv)}")
 
@@ -231,8 +234,9 @@ def remove_tree(path: Path) -> None:
 
 def collect_garbage(paths: Paths, keep: Path | None) -> None:
     """Delete partial roots and superseded roots no running command uses."""
-    for partial in paths.sandbox.glob("root-*.partial"):
-        log(f"removing unfinished root {partial.name} left by an interrupted ensure")
+    for partial in [*paths.sandbox.glob("root-*.partial"), *paths.sandbox.glob("tmp-root-*")]:
+        log(f"removing unfinished {'root' if partial.name.startswith('root-') else 'bootstrap files'} {partial.name} "
+            "left by an interrupted ensure")
         remove_tree(partial)
     old = [p for p in paths.sandbox.glob("root-*") if p != keep and not p.name.endswith(".partial")]
     if not old:
@@ -261,10 +265,14 @@ def build_root(paths: Paths, wanted: Sequence[Layer], plan_: Plan, base_root: Pa
     runner = StepRunner(paths, steps)
     log(f"log: {runner.log_path}")
     if fresh:
-        spec = bootstrap_command(partial, paths, mirror)
+        scratch = bootstrap_scratch(paths, final)
+        remove_tree(scratch)
+        scratch.mkdir(parents=True)
+        spec = bootstrap_command(partial, paths, mirror, scratch)
 
         def bootstrap() -> None:
             runner.command(spec, f"bootstrapping {SUITE}")
+            remove_tree(scratch)
 
         tool = "mmdebstrap (in a user namespace)" if rootless() else "debootstrap"
         runner.step(f"{tool} {SUITE} (minbase) into {partial.name}", bootstrap)
@@ -302,19 +310,28 @@ def build_root(paths: Paths, wanted: Sequence[Layer], plan_: Plan, base_root: Pa
     return final
 
 
-def bootstrap_command(partial: Path, paths: Paths, mirror: str) -> Enter:
+def bootstrap_scratch(paths: Paths, final: Path) -> Path:
+    """The temporary folder of a root's bootstrap (TMPDIR of debootstrap or mmdebstrap and of the
+    apt they run on the host side), under the cache instead of /tmp: a killed bootstrap leaves
+    its temporary files here, where the next `ensure` removes them (collect_garbage)."""
+    return paths.sandbox / f"tmp-{final.name}"
+
+
+def bootstrap_command(partial: Path, paths: Paths, mirror: str, scratch: Path) -> Enter:
     """The base system: debootstrap as root; without root, mmdebstrap in its root mode inside
     the sandbox's user namespace (where we are root and the root's users are our subordinate
     ids), so that the files are owned as they will be entered, and it ends with the namespace."""
+    env = {**os.environ, "TMPDIR": str(scratch)}
     if not rootless():
         return Enter((ensure_debootstrap(), "--variant=minbase", "--include=ca-certificates",
-                      f"--cache-dir={paths.apt_archives}", SUITE, str(partial), mirror), None)
+                      f"--cache-dir={paths.apt_archives}", SUITE, str(partial), mirror), None, env=env)
     mmdebstrap = shutil.which("mmdebstrap")
     if mmdebstrap is None:
         raise SandboxError(NO_MMDEBSTRAP)
     # No device nodes (a user namespace cannot make them; every command binds the host's /dev).
     return Enter((mmdebstrap, "--mode=root", "--variant=minbase", "--include=ca-certificates",
-                  '--aptopt=Acquire::Check-Valid-Until "false"', "--skip=output/dev", SUITE, str(partial), mirror), None)
+                  '--aptopt=Acquire::Check-Valid-Until "false"', "--skip=output/dev", SUITE, str(partial), mirror), None,
+                 env=env)
 
 
 NO_MMDEBSTRAP = ("building the sandbox without root needs mmdebstrap (Debian 12/Ubuntu 22.04: apt-get install "

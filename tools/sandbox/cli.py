@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from . import SandboxError, action_cache, log
+from . import SandboxError, interrupted, action_cache, log
 from .build import check_prerequisites, ensure, read_stamp, ready_root, remove_tree, require_privileges
 from .cache import Paths, flock
 from .environment import (
@@ -328,7 +328,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(f"error: cannot write{where}: {e.strerror or e}; free space there, or point XDG_CACHE_HOME at a writable "
             "folder with room (the sandbox keeps its root, packages and Bazel's outputs under it)")
         return 125 if args.command == "run" else 1
-    except KeyboardInterrupt:
-        log("interrupted")
-        return 130
+    except KeyboardInterrupt:  # a partial root is removed by the next `ensure`
+        return interrupted("sandbox")
 

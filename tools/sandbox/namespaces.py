@@ -179,10 +179,17 @@ def _from_terminal(sig: int) -> bool:
         return False
 
 
-def _supervise(child: int, reap_all: bool) -> int:
-    """Forward signals to `child`, wait for it; return its raw wait status."""
+# The signals that end a command at the user's (or its parent's) asking.
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _supervise(child: int, reap_all: bool, received: list[int] | None = None) -> int:
+    """Forward signals to `child`, wait for it; return its raw wait status. The signals that
+    arrived meanwhile are appended to `received`."""
 
     def forward(sig: int, _frame: object) -> None:
+        if received is not None:
+            received.append(sig)
         if not _from_terminal(sig):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(child, sig)
@@ -304,10 +311,12 @@ def _map_user_namespace(child: int, maps: tuple[IdMap, IdMap], ready: int, go: i
     os.write(go, b"g")
 
 
-def enter(spec: Enter) -> int:
+def enter(spec: Enter, raise_on_interrupt: bool = False) -> int:
     """Run spec.argv in fresh mount and PID namespaces; return its exit code.
 
-    A command killed by a signal returns -SIGNUM (as subprocess does).
+    A command killed by a signal returns -SIGNUM (as subprocess does). With raise_on_interrupt,
+    a command that ended after an interrupt (INTERRUPTS) reached us raises KeyboardInterrupt
+    instead: its failure is the interrupt's, not one to report (a step of `ensure`).
     """
     if spec.root is not None and not Path(spec.root, "proc").is_dir():
         raise SandboxError(f"sandbox root {spec.root} has no /proc: it is corrupted; run `python3 -m tools.sandbox clean` then `ensure`")
@@ -340,11 +349,15 @@ def enter(spec: Enter) -> int:
         os.close(ready_r)
         os.close(go_w)
     old = {sig: signal.getsignal(sig) for sig in _FORWARDED_SIGNALS}
+    received: list[int] = []
     try:
-        status = _supervise(pid, reap_all=False)
+        status = _supervise(pid, reap_all=False, received=received)
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)
+    if raise_on_interrupt and set(received) & set(INTERRUPTS):
+        os.close(read_fd)
+        raise KeyboardInterrupt
     with os.fdopen(read_fd, "rb") as f:
         died_by = f.read().decode()
     if died_by:
