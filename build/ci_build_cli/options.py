@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from . import inputs
+from . import inputs, sources
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,7 +71,8 @@ OPTIONS = (
                             "--override_repository=xla=DIR, as upstream CI types it)")),
     Option(("--jax-source-dir",), SOURCES, dict(
         metavar="PATH", help="build JAX's modules from this JAX checkout or archive of one, e.g. ~/jax or "
-                             "jax-v0.10.2.tar.gz (= --override_repository=jax=PATH; default: the pin, or "
+                             "jax-v0.10.2.tar.gz, of a release this project builds (JAX "
+                             f"{sources.supported_jax()}; = --override_repository=jax=PATH; default: the pin, or "
                              "examples/jax with --sources=examples)")),
     Option(("--amdgpu-targets",), ROCM, dict(
         metavar="LIST", help="e.g. gfx942,gfx950 (commas, semicolons or spaces, as TF_ROCM_AMDGPU_TARGETS; "

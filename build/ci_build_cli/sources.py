@@ -117,6 +117,11 @@ def _dotted(release: tuple[int, ...]) -> str:
     return ".".join(map(str, release))
 
 
+def supported_jax() -> str:
+    """The JAX releases this project builds, as --help and the refusals say them."""
+    return f"{_dotted(OLDEST_JAX)} to {_dotted(NEWEST_JAX_SERIES)}.x"
+
+
 def check_jax_tree(given: str, path: Path) -> None:
     """A JAX tree (a checkout or an archive of one) is what it claims: a complete archive under
     the one archive policy, JAX's jax/version.py, a release this project builds (InputError)."""
@@ -131,9 +136,9 @@ def check_jax_tree(given: str, path: Path) -> None:
                                 "jax-ml/jax, or GitHub's archive of one of its tags, has)")
     numbers = tuple(int(n) for n in re.findall(r"\d+", release)[:3])
     if numbers < OLDEST_JAX or numbers[:2] > NEWEST_JAX_SERIES:
-        raise inputs.InputError(f"{given} is JAX {release}, and this project builds JAX {_dotted(OLDEST_JAX)} to "
-                                f"{_dotted(NEWEST_JAX_SERIES)}.x: check out a release in that range (e.g. the pin's, "
-                                f"jax-v{_dotted(OLDEST_JAX)}), or leave the flag out for the pin")
+        raise inputs.InputError(f"{given} is JAX {release}, and this project builds JAX {supported_jax()}: check out a "
+                                f"release in that range (e.g. the pin's, jax-v{_dotted(OLDEST_JAX)}), or leave the flag "
+                                "out for the pin")
 
 
 def check_pins_reachable(request: Request) -> None:

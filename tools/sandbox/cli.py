@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from . import SandboxError, interrupted, action_cache, log
+from . import SandboxError, action_cache, interrupted, log
 from .build import check_prerequisites, ensure, read_stamp, ready_root, remove_tree, require_privileges
 from .cache import Paths, flock
 from .environment import (
