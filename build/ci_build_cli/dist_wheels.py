@@ -81,8 +81,11 @@ def check_toolkit(request: Request) -> None:
 
 
 def say_why_it_failed(request: Request, rc: int, command: list[str], output: str) -> None:
-    """After a failed build: in full mode, the one closing line naming what Bazel could not fetch;
-    where an action failed, the way out of a damaged output base (sandbox.damaged_outputs_hint)."""
+    """After a failed build: the wheel settings Bazel's messages named, in ci_build's flags; in
+    full mode, the one closing line naming what Bazel could not fetch; where an action failed, the
+    way out of a damaged output base (sandbox.damaged_outputs_hint)."""
+    for line in wheels.in_ci_build_words(output):
+        print(f"ci_build dist_wheels: {line}", file=sys.stderr)
     sandbox.say_damaged_outputs_hint("dist_wheels", rc, command, output)
     if request.mode == "full":
         full.say_stop_line(request, "dist_wheels", output)

@@ -8,6 +8,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -29,6 +30,20 @@ from .request import Request
 
 WHEEL_AUDIT = "wheel.wheel_audit"  # a module of the checkout, run in the tools venv
 TOOLS_REQUIREMENTS = CHECKOUT / "requirements-tools.txt"
+
+
+# The wheel's build settings (wheel/BUILD.bazel) and the ci_build flag that sets each: what
+# wheel_flags passes, and how a message of Bazel's naming a setting is said in ci_build's words.
+SETTING_FLAGS = {"version": "--wheel-version", "kind": "--wheel-kind", "date": "--wheel-date",
+                 "commit": "--wheel-commit", "post_release": "--wheel-post-release",
+                 "rocm_version_extra": "--no-rocm-version-extra"}
+
+
+def in_ci_build_words(output: str) -> list[str]:
+    """For each wheel setting Bazel's output names (the wheel action's errors name the Bazel
+    flag, for a plain `bazel build`), the ci_build flag that sets it."""
+    return [f"--{OURS}wheel:{setting} is ci_build's {flag}" for setting, flag in SETTING_FLAGS.items()
+            if re.search(rf"--{re.escape(OURS)}wheel:{setting}\b", output)]
 
 
 def wheel_flags(request: Request) -> list[str]:

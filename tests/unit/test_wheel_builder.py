@@ -26,8 +26,9 @@ from pathlib import Path
 import pytest
 from packaging import metadata, requirements, utils, version as pkg_version
 
-from build.ci_build_cli import cli
-from tests.conftest import sandbox_environment
+from build.ci_build_cli import cli, wheels
+from build.ci_build_cli.paths import OURS
+from tests.conftest import CHECKOUT, sandbox_environment
 from wheel.private import wheel_builder as wb
 
 pytestmark = pytest.mark.unit
@@ -167,9 +168,11 @@ def test_post_and_dev_order_as_pep440_says():
 
 
 def ci_build_option_named(message: str) -> str:
-    """The `ci_build --flag` an error message tells the user to set."""
-    tail = message.split("ci_build ", 1)[1]
-    return tail.split("=")[0].split(")")[0].split()[0]
+    """The ci_build flag of the wheel setting an error message tells the user to set (the message
+    names the Bazel flag; ci_build says its own, wheels.in_ci_build_words)."""
+    said = wheels.in_ci_build_words(message)
+    assert len(said) == 1, message
+    return said[0].rsplit(" ", 1)[1]
 
 
 @pytest.mark.parametrize("pieces, flag", [
@@ -191,16 +194,18 @@ def ci_build_option_named(message: str) -> str:
     ({"base": "0.7.1", "local": "rocm7..2"}, "--no-rocm-version-extra"),
     ({"base": "0.7.1", "local": "rocm7-2"}, "--no-rocm-version-extra"),  # rocm7.2 would be its canonical form
 ])
-def test_missing_or_bad_pieces_name_the_ci_build_flag(pieces, flag):
+def test_missing_or_bad_pieces_name_the_bazel_flag_that_ci_build_translates(pieces, flag):
     with pytest.raises(wb.SpecError) as error:
         wb.Version(**pieces).pep440()
-    assert f"ci_build {flag}" in str(error.value)
+    assert f"--{wb.FLAGS}" in str(error.value) and "ci_build" not in str(error.value)
     assert ci_build_option_named(str(error.value)) == flag
 
 
-@pytest.mark.parametrize("flag", ["--wheel-date", "--wheel-commit", "--wheel-post-release", "--no-rocm-version-extra"])
-def test_named_ci_build_flags_exist(flag):
-    assert flag in ci_build_flags()
+def test_the_translated_settings_are_ci_builds_flags_and_the_actions_flags_its_settings():
+    assert set(wheels.SETTING_FLAGS.values()) <= ci_build_flags()
+    assert wb.FLAGS == f"{OURS}wheel:"
+    settings = set(re.findall(r'^\s*name = "(\w+)"', (CHECKOUT / "wheel" / "BUILD.bazel").read_text(), re.M))
+    assert set(wheels.SETTING_FLAGS) <= settings
 
 
 def test_other_bad_version_pieces_are_rejected():
@@ -884,7 +889,7 @@ def test_main_reports_a_bad_spec_on_stderr(tmp_path, capsys):
     spec_file = tmp_path / "spec.json"
     out = tmp_path / "out"
     cases = [
-        (spec_data(tmp_path, version={"base": "0.7.1", "kind": "nightly"}), "--wheel-date"),
+        (spec_data(tmp_path, version={"base": "0.7.1", "kind": "nightly"}), "--@jax_rocm_build//wheel:date="),
         ({k: v for k, v in spec_data(tmp_path).items() if k != "summary"}, "summary"),
         (spec_data(tmp_path, version={"base": "0.7.1", "flavour": "x"}), "flavour"),
         (spec_data(tmp_path, files=[{"src": "src/gone.so", "dest": "pkg/gone.so"}]), "gone.so"),

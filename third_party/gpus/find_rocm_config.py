@@ -51,6 +51,10 @@ PIP_CORE, PIP_DEVEL, PIP_LIBRARIES = "_rocm_sdk_core", "_rocm_sdk_devel", "_rocm
 MULTIARCH_TRIPLETS = ("x86_64-linux-gnu", "aarch64-linux-gnu")
 
 
+# How a user sets ROCM_PATH where the finder runs: Bazel's repository rule, this script (ci_build says its own).
+HOW_TO_SET_ROCM_PATH = "in Bazel --repo_env=ROCM_PATH=DIR, to this script --rocm-path DIR"
+
+
 class RocmNotFound(Exception):
     """A required piece is missing; the message says what was searched where and what to do."""
 
@@ -661,8 +665,8 @@ def detect_layout(root: Path) -> Layout:
         return Layout(MULTIARCH, root, root / "include", tuple(triplet_dirs), tuple(d / "cmake" for d in triplet_dirs),
                       tuple(d / "bin/clang" for d in _llvm_dirs_multiarch(root)), (root / "bin/hipcc",))
     raise RocmNotFound(
-        f"{root} is not a ROCm toolkit: found none of {LAYOUT_MARKERS}; point --rocm-path (or ROCM_PATH) at the "
-        "toolkit's root, e.g. /opt/rocm-7.2.0, an extracted TheRock tarball, /usr, or what `rocm-sdk path --root` prints"
+        f"{root} is not a ROCm toolkit: found none of {LAYOUT_MARKERS}; point ROCM_PATH ({HOW_TO_SET_ROCM_PATH}) at "
+        "the toolkit's root, e.g. /opt/rocm-7.2.0, an extracted TheRock tarball, /usr, or what `rocm-sdk path --root` prints"
     )
 
 
@@ -877,7 +881,8 @@ def find_device_libs(layout: Layout, clang: Path) -> Path:
 def find_rocm_config(root: Path) -> RocmConfig:
     root = Path(os.path.abspath(root))
     if not root.is_dir():
-        raise RocmNotFound(f"ROCm path {root} does not exist or is not a directory; set ROCM_PATH (or --rocm-path) to the toolkit's root")
+        raise RocmNotFound(f"ROCm path {root} does not exist or is not a directory; set ROCM_PATH ({HOW_TO_SET_ROCM_PATH}) "
+                           "to the toolkit's root")
     layout = detect_layout(root)
     warnings: list[str] = []
     hip = hip_version(layout)
@@ -974,7 +979,7 @@ def find_default(env: dict[str, str]) -> RocmConfig:
                 raise  # an explicit choice that is broken is an error, not a reason to look elsewhere
             errors.append(str(e))
     raise RocmNotFound("no ROCm toolkit found; searched in order:\n  " + "\n  ".join(errors) +
-                       "\nset ROCM_PATH to your toolkit (or pass --rocm-path), or install ROCm")
+                       f"\nset ROCM_PATH to your toolkit ({HOW_TO_SET_ROCM_PATH}), or install ROCm")
 
 
 def format_text(config: RocmConfig) -> str:

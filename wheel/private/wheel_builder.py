@@ -65,6 +65,9 @@ from packaging.tags import parse_tag
 from packaging.utils import NormalizedName, canonicalize_name
 
 CHUNK = 1 << 20
+# The build settings of the wheel's version (wheel/BUILD.bazel), as a flag names them from any
+# root module; build/ci_build_cli/wheels.py translates them into its own flags in Bazel's output.
+FLAGS = "@jax_rocm_build//wheel:"
 EPOCH_1980 = 315532800  # the earliest time a zip entry can carry
 EPOCH_2107 = 4354819199  # the latest: 2107-12-31 23:59:59
 # zlib level: 6 is zlib's default and what `wheel`/setuptools write, so our wheels are
@@ -147,7 +150,7 @@ class Version:
     def _how_to_set(self, piece: str) -> str:
         if self.ml_wheel:
             return {"date": "--repo_env=ML_WHEEL_BUILD_DATE=YYYYMMDD", "commit": "--repo_env=ML_WHEEL_GIT_HASH=SHA"}[piece]
-        return {"date": "ci_build --wheel-date=YYYYMMDD", "commit": "ci_build --wheel-commit=SHA"}[piece]
+        return {"date": f"--{FLAGS}date=YYYYMMDD", "commit": f"--{FLAGS}commit=SHA"}[piece]
 
     def _suffixed(self, version: str, where: str) -> str:
         """version with the suffix appended; SpecError, naming the variable, unless canonical."""
@@ -174,7 +177,7 @@ class Version:
             release = ()
         # X.Y.Z alone and canonical: no leading zeros, no epoch, pre, post, dev or local part.
         if len(release) != 3 or ".".join(map(str, release)) != self.base:
-            raise SpecError(f"version {self.base!r} is not X.Y.Z (ci_build --wheel-version=X.Y.Z, or --//wheel:version)")
+            raise SpecError(f"version {self.base!r} is not X.Y.Z (--{FLAGS}version=X.Y.Z)")
         if self.kind not in KINDS:
             raise SpecError(f"wheel kind {self.kind!r} is not one of {', '.join(KINDS)}")
         version = self.base
@@ -183,7 +186,7 @@ class Version:
         if self.post:  # PEP 440 order: X.Y.Z.postN.devM
             version += f".post{self.post}"
             if not _canonical(version):
-                raise SpecError(f"post release {self.post!r} is not a whole number (ci_build --wheel-post-release=N, N >= 1)")
+                raise SpecError(f"post release {self.post!r} is not a whole number (--{FLAGS}post_release=N, N >= 1)")
         if self.kind in ("nightly", "dev") or (self.kind == "custom" and self.date):
             version += ".dev" + self.date
             if not (_DATE.match(self.date) and _canonical(version)):  # a date with a leading zero is not canonical
@@ -213,7 +216,7 @@ class Version:
             if not _canonical(version):  # the rest always is canonical: the local version is at fault
                 raise SpecError(f"local version {self.local!r} is not dot-separated letters and digits in canonical form "
                                 "(PEP 440: no empty parts, no leading zeros); wheel.bzl makes it rocm<the toolkit's version> "
-                                "(ci_build --no-rocm-version-extra leaves it out)")
+                                f"(--{FLAGS}rocm_version_extra=false leaves it out)")
         return version
 
 
