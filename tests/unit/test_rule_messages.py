@@ -43,3 +43,12 @@ def test_no_rule_message_names_the_cli():
     assert {"rocm_configure.bzl", "BUILD.tpl", "find_rocm_config.py", "wheel_builder.py", "extract_zig.py"} <= names
     offenders = {str(f.relative_to(CHECKOUT)): s for f in files if (s := strings_naming_the_cli(f.read_text()))}
     assert not offenders, offenders
+
+
+def test_repository_rules_run_programs_through_the_one_checked_helper():
+    """Every program a repository rule runs goes through third_party/repo_utils/repo_utils.bzl: run_checked
+    fails naming the program's output, run_for_answer returns a result the caller reads."""
+    direct = [f for f in tracked("*.bzl") if not f.startswith("examples/") and f != "third_party/repo_utils/repo_utils.bzl"
+              and ".execute(" in (CHECKOUT / f).read_text()]
+    assert direct == []
+    assert ".execute(" in (CHECKOUT / "third_party/repo_utils/repo_utils.bzl").read_text()

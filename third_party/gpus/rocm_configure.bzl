@@ -47,6 +47,7 @@ which flag to add.
 
 # Not through //rocm:defs.bzl, which loads @local_config_rocm: the repository this rule makes.
 load("//third_party/gpus/private:runpath.bzl", "ROCM_PATH_TYPES", "link_only_runpath", "runpath_linkopts", "system_runpath")
+load("//third_party/repo_utils:repo_utils.bzl", "run_checked", "run_for_answer")
 
 # Where the toolkit comes from (rocm_toolkit_archive decides, _toolkit_choice): XLA's names in
 # XLA's order (its rocm_configure.bzl), then this project's THEROCK_*.
@@ -166,9 +167,12 @@ def _python(rctx):
 
 def _ask_finder(rctx, *args):
     """The JSON answer of one of the finder's questions that search no toolkit."""
-    result = rctx.execute([_python(rctx), rctx.path(rctx.attr._finder)] + list(args), timeout = 60)
-    if result.return_code != 0:
-        fail("rocm_configure: third_party/gpus/find_rocm_config.py %s failed:\n%s" % (args[0], result.stderr))
+    result = run_checked(
+        rctx,
+        [_python(rctx), rctx.path(rctx.attr._finder)] + list(args),
+        "rocm_configure: third_party/gpus/find_rocm_config.py %s failed:\n{output}" % args[0],
+        timeout = 60,
+    )
     return json.decode(result.stdout)
 
 def _library_names(rctx):
@@ -436,12 +440,16 @@ def _find_toolkit(rctx):
         args += ["--therock-family", family]
     if archive_url:
         args += ["--therock-archive", archive_url]
-    result = rctx.execute(args, environment = {"ROCM_PATH": ""}, timeout = 300)
-    if result.return_code != 0:
-        hint = ""
-        if description.startswith("ROCM_PATH="):  # a variable users export and forget
-            hint = "\n(ROCM_PATH comes from --repo_env or the environment Bazel runs in: fix it, unset it (`unset ROCM_PATH`, or --repo_env=ROCM_PATH= to search the default places))"
-        fail("rocm_configure: no usable ROCm from %s:\n%s%s" % (description, result.stderr.strip(), hint))
+    hint = ""
+    if description.startswith("ROCM_PATH="):  # a variable users export and forget
+        hint = "\n(ROCM_PATH comes from --repo_env or the environment Bazel runs in: fix it, unset it (`unset ROCM_PATH`, or --repo_env=ROCM_PATH= to search the default places))"
+    result = run_checked(
+        rctx,
+        args,
+        "rocm_configure: no usable ROCm from %s:\n{output}%s" % (description, hint),
+        environment = {"ROCM_PATH": ""},
+        timeout = 300,
+    )
     config = json.decode(result.stdout)
     if config["amdgpu_targets_note"]:  # the defaults did not hold as they are (a TheRock family's)
         # buildifier: disable=print
@@ -616,9 +624,13 @@ def _sources_tool(rctx, python, timeout, *args):
     """The JSON answer of third_party/gpus/toolkit_sources.py; its one-line error fails the rule.
     The toolkit names are passed explicitly: the program reads nothing else of the environment."""
     environment = {name: rctx.getenv(name, "") for name in TOOLKIT_SOURCE_ENVIRON}
-    result = rctx.execute([python, rctx.path(rctx.attr._sources)] + list(args), environment = environment, timeout = timeout)
-    if result.return_code != 0:
-        fail("rocm_toolkit_archive: %s" % (result.stderr.strip() or "toolkit_sources.py %s exited %d" % (args[0], result.return_code)))
+    result = run_checked(
+        rctx,
+        [python, rctx.path(rctx.attr._sources)] + list(args),
+        "rocm_toolkit_archive: {output}",
+        environment = environment,
+        timeout = timeout,
+    )
     return json.decode(result.stdout)
 
 def _toolkit_json(rctx, source, root = None, url = None, family = ""):
@@ -696,16 +708,17 @@ def _fetch_tarball(rctx, python, urls, sha256, strip_prefix, links):
     if not rctx.download(urls, output = archive, sha256 = sha256, allow_fail = True).success:
         _explain_failed_download(rctx, python, urls[0], archive, sha256)
     rctx.report_progress("Extracting %s" % urls[0].split("/")[-1])
-    result = rctx.execute(
+
+    # The strip_prefix is named only when one was given: advice about a setting the user never
+    # made sends them looking in the wrong place.
+    fix = "fix the tarball or its strip_prefix" if strip_prefix else "fix the tarball"
+    run_checked(
+        rctx,
         [python, rctx.path(rctx.attr._extractor), "--archive", archive, "--output", "toolkit", "--strip-prefix", strip_prefix],
+        "rocm_toolkit_archive: {output}\n(from %s; %s)" % (urls[0], fix),
         timeout = 3600,
     )
     rctx.delete(archive)  # Bazel's repository cache keeps the download
-    if result.return_code != 0:
-        # The strip_prefix is named only when one was given: advice about a setting the user
-        # never made sends them looking in the wrong place.
-        fix = "fix the tarball or its strip_prefix" if strip_prefix else "fix the tarball"
-        fail("rocm_toolkit_archive: %s\n(from %s; %s)" % (result.stderr.strip(), urls[0], fix))
     root = rctx.path("toolkit")
     entries = root.readdir()
     if not strip_prefix and len(entries) == 1 and entries[0].is_dir:
@@ -720,7 +733,7 @@ def _explain_failed_download(rctx, python, url, archive, sha256):
     an HTTP status) is what the user reads."""
     host = url.split("://", 1)[-1].split("/", 1)[0].split(":")[0] if url.startswith(("http://", "https://")) else ""
     if host:
-        lookup = rctx.execute([python, "-c", "import socket, sys; socket.getaddrinfo(sys.argv[1], 443)", host], timeout = 30)
+        lookup = run_for_answer(rctx, [python, "-c", "import socket, sys; socket.getaddrinfo(sys.argv[1], 443)", host], timeout = 30)
         if lookup.return_code != 0:
             fail(("rocm_toolkit_archive: cannot download %s: the host %s cannot be reached from here (no network?). " +
                   "Download the tarball where there is a network and pass the file: " +

@@ -21,6 +21,7 @@ says "stand_in": true, and the generated stand_in.bzl makes BUILD.jax.bazel tag
 jax_rocm_stand_in, the tag the wheel rule's aspect collects (wheel/private/wheel.bzl).
 """
 
+load("//third_party/repo_utils:repo_utils.bzl", "run_checked")
 load(":source_archive.bzl", "PIN_ATTRS", "fetch_pinned")
 
 JAX_SOURCE_ENVIRON = ["JAX_SOURCE_DIR"]
@@ -52,11 +53,9 @@ def _jax_source_tree_impl(rctx):
     # source_tree.py reads archives with third_party/gpus/extract_archive.py (the one archive
     # policy), imported as a package from the root of this module's tree.
     module_root = rctx.path(rctx.attr._archive_reader).dirname.dirname.dirname
-    result = rctx.execute(args, timeout = 600, environment = {"PYTHONPATH": str(module_root)})
+    result = run_checked(rctx, args, "jax_source_tree: {output}", environment = {"PYTHONPATH": str(module_root)})
     if not local:
         rctx.delete(archive)  # the repository cache keeps the download
-    if result.return_code != 0:
-        fail("jax_source_tree: %s" % result.stderr.strip())
     info = json.decode(result.stdout)
     if pin:
         info["commit"] = info["commit"] or pin["commit"]

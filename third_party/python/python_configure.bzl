@@ -11,6 +11,8 @@ generated repository has, per version X.Y:
                               DEFAULT_PYTHON_VERSION
 """
 
+load("//third_party/repo_utils:repo_utils.bzl", "run_checked")
+
 _PROBE = """
 import json, sys, sysconfig
 paths = sysconfig.get_paths()
@@ -35,9 +37,7 @@ def _interpreter(rctx, spec):
     path = rctx.which(spec) if "/" not in spec else rctx.path(spec)
     if not path or not path.exists:
         fail("local_config_python: JAX_ROCM_PYTHON names %s, which was not found. Give interpreter paths, e.g. --repo_env=JAX_ROCM_PYTHON=/usr/bin/python3.12,/usr/bin/python3.13." % spec)
-    result = rctx.execute([path, "-c", _PROBE], timeout = 60)
-    if result.return_code != 0:
-        fail("local_config_python: %s did not run: %s" % (path, result.stderr.strip()))
+    result = run_checked(rctx, [path, "-c", _PROBE], "local_config_python: %s did not run: {output}" % path, timeout = 60)
     info = json.decode(result.stdout)
     if info["implementation"] != "cpython":
         fail("local_config_python: %s is %s; extension modules are built for CPython only." % (path, info["implementation"]))

@@ -26,6 +26,8 @@ mktemp, cp, chmod and rm (tests/bazel/test_hermetic.py replays every such action
 holding only its inputs and the OS).
 """
 
+load("//third_party/repo_utils:repo_utils.bzl", "run_checked", "run_for_answer")
+
 _TARGET_CPU = "x86_64"
 
 def _quoted_args(line):
@@ -38,7 +40,9 @@ def _quoted_args(line):
 
 def _cc1_args(rctx, zig, target, env):
     rctx.file("probe/probe.cc", "#include <cstdio>\nint main() { return 0; }\n")
-    result = rctx.execute(
+    result = run_for_answer(
+        # what it printed is the answer, read below, whatever its exit status
+        rctx,
         [zig, "c++", "-target", target, "-###", "-c", "probe/probe.cc", "-o", "probe/probe.o"],
         environment = env,
     )
@@ -179,18 +183,18 @@ def _unpack_zig(rctx):
     if not python:
         fail("@zig_sdk: no python3 on PATH to unpack Zig's wheel with; install python3 (the ROCm finder needs it too)")
     prefix = pin.get("strip_prefix", "")
-    unpacked = rctx.execute(
+    run_checked(
+        rctx,
         [python, rctx.path(rctx.attr._extract), "zig.whl", "--into", "sdk", "--prefix", prefix + "/" if prefix else ""] +
         [a for glob in _UNUSED for a in ("--skip", glob)],
+        "@zig_sdk: could not unpack %s: {output}\nThe wheel in the distdir may be damaged: remove it and re-run tools/prefetch.py." % pin["urls"][0],
     )
-    if unpacked.return_code != 0:
-        fail("@zig_sdk: could not unpack %s: %s\nThe wheel in the distdir may be damaged: remove it and re-run tools/prefetch.py." % (pin["urls"][0], unpacked.stderr.strip()))
     rctx.delete("zig.whl")
     zig = rctx.path("sdk/zig")
     if not zig.exists:
         fail("@zig_sdk: %s (sha256 %s) has no %s/zig; the pin's strip_prefix must name the folder holding Zig's executable" % (pin["urls"][0], pin["sha256"], pin.get("strip_prefix", "")))
-    rctx.execute(["chmod", "0755", str(zig)])
-    version = rctx.execute([str(zig), "version"])
+    run_checked(rctx, ["chmod", "0755", str(zig)], "@zig_sdk: cannot make %s executable: {output}" % zig)
+    version = run_for_answer(rctx, [str(zig), "version"])  # judged below, with the pin's version
     if version.return_code != 0 or version.stdout.strip() != pin["version"]:
         fail("@zig_sdk: %s version says %r (exit %d: %s), but %s pins %s" % (zig, version.stdout.strip(), version.return_code, version.stderr.strip(), rctx.attr.pin, pin["version"]))
     return pin, zig
