@@ -11,18 +11,21 @@ i.e. TF_ROCM_AMDGPU_TARGETS or the list JAX's wheels ship). Without --config=roc
 targets are incompatible: `//...` skips them and asking for one names the fix.
 """
 
-load("@local_config_rocm//:build_defs.bzl", "rocm_only")
 load("//rocm/private:providers.bzl", _AmdgpuTargetsInfo = "AmdgpuTargetsInfo", _RocmToolchainInfo = "RocmToolchainInfo")
 load("//rocm/private:rocm_library.bzl", _rocm_library = "rocm_library")
 
 AmdgpuTargetsInfo = _AmdgpuTargetsInfo
 RocmToolchainInfo = _RocmToolchainInfo
 
+# A constraint only a ROCm build's platforms have (@local_config_rocm//:rocm_only). A label, not a
+# load of @local_config_rocm: loading this file evaluates no toolkit; analysing a rocm_library does.
+_ROCM_ONLY = Label("@local_config_rocm//:rocm_only")
+
 def rocm_library(name, target_compatible_with = [], **kwargs):
     """A HIP library (see rocm/private/rocm_library.bzl for the attributes); builds only with --config=rocm."""
     _rocm_library(
         name = name,
-        target_compatible_with = target_compatible_with + rocm_only(),
+        target_compatible_with = target_compatible_with + [_ROCM_ONLY],
         **kwargs
     )
 

@@ -12,6 +12,7 @@ import re
 
 import pytest
 
+from tests.conftest import sandbox
 from tests.infra.local_config_rocm import XLA_NAMES_TEST, XLA_ROCM_TARGETS, check_xla_names_output, rocm_targets
 
 pytestmark = pytest.mark.bazel
@@ -68,3 +69,21 @@ def test_xla_libraries_the_toolkit_lacks_fail_naming_their_packages(in_sandbox):
     for target, package in (("rocprofiler_sdk", "rocprofiler-sdk-dev"), ("hsakmt", "hsakmt-roct-devel")):
         result = in_sandbox("bazel", "build", "--config=rocm", f"@local_config_rocm//rocm:{target}", check=False)
         assert result.returncode != 0 and f"Install {package}" in result.stderr, result.stderr[-2000:]
+
+
+def test_loading_the_public_rocm_api_evaluates_no_toolkit(scratch_checkout, sandbox_root):
+    """//rocm:defs.bzl loads nothing of @local_config_rocm: a package that loads it and declares a
+    rocm_library loads (bazel query) while no toolkit can be found; analysing the library is what
+    runs the repository rule, which then names the toolkit it could not find."""
+    package = scratch_checkout / "uses_rocm_defs"
+    package.mkdir()
+    (package / "BUILD.bazel").write_text('load("//rocm:defs.bzl", "rocm_library")\n\n'
+                                         'rocm_library(name = "kernels", srcs = ["kernels.hip"])\n')
+    (package / "kernels.hip").write_text("")
+    no_toolkit = ["--config=rocm", "--repo_env=ROCM_PATH=/nonexistent/rocm"]
+    query = sandbox("run", "--", "bazel", "query", *no_toolkit, "//uses_rocm_defs:all", check=False, cwd=scratch_checkout)
+    assert query.returncode == 0 and "//uses_rocm_defs:kernels" in query.stdout, query.stderr[-3000:]
+    analysis = sandbox("run", "--", "bazel", "build", "--nobuild", *no_toolkit, "//uses_rocm_defs:kernels", check=False,
+                       cwd=scratch_checkout)
+    assert analysis.returncode != 0 and "no usable ROCm from ROCM_PATH=/nonexistent/rocm" in analysis.stderr, \
+        analysis.stderr[-3000:]

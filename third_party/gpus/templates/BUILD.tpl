@@ -7,6 +7,14 @@ load("%{toolchain_bzl}", "rocm_toolchain")
 package(default_visibility = ["//visibility:public"])
 
 exports_files(["rocm_config.json", "build_defs.bzl"])
+
+# For target_compatible_with (//rocm:defs.bzl's rocm_library, which loads nothing of this
+# repository): a constraint every platform of a ROCm build has, since ROCm runs on Linux alone.
+# Unconfigured, the same name is a constraint no platform has.
+alias(
+    name = "rocm_only",
+    actual = "@platforms//os:linux",
+)
 %{aliases}
 
 # The HIP compiler (toolchain type %{toolchain_type}); registered by MODULE.bazel.

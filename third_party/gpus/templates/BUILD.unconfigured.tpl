@@ -15,6 +15,12 @@ constraint_value(
     constraint_setting = ":rocm_configuration",
 )
 
+# What rocm_library's target_compatible_with names (configured: @platforms//os:linux).
+alias(
+    name = "rocm_only",
+    actual = ":ROCm_is_not_configured__build_with_--config=rocm",
+)
+
 # This project's names for the targets in //rocm, which fail when analysed.
 %{aliases}
 
