@@ -73,9 +73,10 @@ def check_toolkit(request: Request) -> None:
             raise inputs.InputError(toolkit.version_mismatch(request.rocm_version, where, versions))
     supported = (config or {}).get("amdgpu_targets_supported")
     if request.amdgpu_targets and supported:
-        unknown = finder.unknown_targets(finder.split_targets(request.amdgpu_targets), supported)
+        unknown = finder.unknown_targets(list(request.amdgpu_targets), supported)
         if unknown:
-            raise inputs.InputError(f"--amdgpu-targets={request.amdgpu_targets}: {', '.join(unknown)} is not a target "
+            raise inputs.InputError(f"--amdgpu-targets={inputs.listed_targets(request.amdgpu_targets)}: "
+                                    f"{', '.join(unknown)} is not a target "
                                     f"{where}'s clang ({config.get('clang_path')}) compiles for; it knows: "
                                     f"{' '.join(supported)}")
 

@@ -51,10 +51,11 @@ def rocm_version(value: str) -> str:
     return value
 
 
-def amdgpu_targets(value: str) -> str:
-    """The finder's grammar (split_targets: commas, semicolons or spaces; repeats dropped), as
-    TF_ROCM_AMDGPU_TARGETS and --//rocm:amdgpu_targets are read; each target a processor LLVM
-    knows, with the features a code object takes."""
+def amdgpu_targets(value: str) -> tuple[str, ...]:
+    """The targets, split once by the finder's grammar (split_targets: commas, semicolons or
+    spaces; repeats dropped), as TF_ROCM_AMDGPU_TARGETS and --//rocm:amdgpu_targets are read;
+    each target a processor LLVM knows, with the features a code object takes. The Request holds
+    them as this tuple; they are joined again only where a flag is written (toolkit.rocm_flags)."""
     targets = finder.split_targets(value)
     if not targets:
         raise InputError("--amdgpu-targets= is empty: name at least one (e.g. gfx942), or leave the flag out for the default")
@@ -68,6 +69,11 @@ def amdgpu_targets(value: str) -> str:
         if unknown:
             raise InputError(f"--amdgpu-targets: {target}: {', '.join(unknown)} is no target feature "
                              f"(a code object takes {', '.join(finder.TARGET_FEATURES)})")
+    return tuple(targets)
+
+
+def listed_targets(targets: tuple[str, ...]) -> str:
+    """How messages write --amdgpu-targets: as Bazel is given it."""
     return ",".join(targets)
 
 

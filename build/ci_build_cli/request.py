@@ -29,7 +29,7 @@ class Request:
     names_only: bool
     xla_source_dir: str | None  # for preflight also $JAXCI_XLA_GIT_DIR, or the clone to make (clone_xla)
     jax_source_dir: str | None
-    amdgpu_targets: str | None
+    amdgpu_targets: tuple[str, ...] | None  # split and checked once (inputs.amdgpu_targets)
     rocm_path: str | None
     therock_path: str | None
     therock_sha256: str | None

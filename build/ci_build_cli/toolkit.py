@@ -192,7 +192,7 @@ def rocm_flags(request: Request, configs: tuple[str, ...] = ("rocm",)) -> list[s
     twice), then @local_config_rocm's toolkit and the device-code targets."""
     flags = [f"--config={c}" for c in configs]
     if request.amdgpu_targets:
-        flags.append(f"--{OURS}rocm:amdgpu_targets={request.amdgpu_targets}")
+        flags.append(f"--{OURS}rocm:amdgpu_targets={inputs.listed_targets(request.amdgpu_targets)}")
     return flags + list(request.rocm_source.flags)
 
 
@@ -246,22 +246,24 @@ def therock_flags(value: str, sha256: str | None) -> tuple[list[str], list[str]]
                             "tarball (path, file:// or https:// URL) or the folder of an extracted one")
 
 
-def therock_targets_note(therock_path: str, amdgpu_targets: str | None) -> str | None:
+def therock_targets_note(therock_path: str, amdgpu_targets: tuple[str, ...] | None) -> str | None:
     """What a TheRock tarball's family means for the amdgpu targets, as the finder reads its
     file name (None when the name says no family). Targets outside the family fail here,
     before the sandbox and the download (Bazel refuses them too, later)."""
-    facts = finder.tarball_targets(therock_path, finder.split_targets(amdgpu_targets or ""))
+    facts = finder.tarball_targets(therock_path, list(amdgpu_targets or ()))
     if facts is None:
         return None
     family, covered = facts.family, " ".join(facts.covered)
     if facts.uncovered:
         raise inputs.InputError(
-            f"--amdgpu-targets={amdgpu_targets} asks for {' '.join(facts.uncovered)}, but the TheRock tarball "
+            f"--amdgpu-targets={inputs.listed_targets(amdgpu_targets)} asks for {' '.join(facts.uncovered)}, but the "
+            "TheRock tarball "
             f"{therock_path.rsplit('/', 1)[-1]} is of family {family}, with device code for {covered} only: "
             f"use --amdgpu-targets={','.join(facts.covered)} (or leave it out: the family's targets are the default), "
             f"or a tarball of a family that covers them (e.g. {finder.suggest_family(facts.uncovered)})")
     if amdgpu_targets:
-        return f"TheRock family {family} (device code for {covered}): amdgpu targets {amdgpu_targets} (--amdgpu-targets)"
+        return (f"TheRock family {family} (device code for {covered}): amdgpu targets "
+                f"{inputs.listed_targets(amdgpu_targets)} (--amdgpu-targets)")
     return (f"TheRock family {family}: amdgpu targets {','.join(facts.targets)} ({facts.origin}); "
             "choose others of the family with --amdgpu-targets=LIST")
 
@@ -382,7 +384,8 @@ def local_tarball(source: RocmSource) -> Path | None:
     return Path(url.removeprefix("file://")) if url.startswith("file://") else None
 
 
-def check_local_tarball(flag_value: str, path: Path, sha256: str | None, amdgpu_targets: str | None = None) -> None:
+def check_local_tarball(flag_value: str, path: Path, sha256: str | None,
+                        amdgpu_targets: tuple[str, ...] | None = None) -> None:
     """A local TheRock tarball, before Bazel: its sha256 against --therock-sha256, then the
     repository rule's own extractor (third_party/gpus/extract_archive.py check(): the whole
     archive read, every entry under the policy extraction applies, on any Python) and the finder's
@@ -408,17 +411,18 @@ def check_local_tarball(flag_value: str, path: Path, sha256: str | None, amdgpu_
                            finder.therock_version_from_url(path.name) or "<version>")
 
 
-def check_kernel_packs(amdgpu_targets: str, what: str, held: list[str] | None, layout: str,
+def check_kernel_packs(amdgpu_targets: tuple[str, ...], what: str, held: list[str] | None, layout: str,
                        version: str = "<version>") -> None:
     """--amdgpu-targets against what a multi-arch toolkit's kernel packs hold (held: their
     targets; None: not a multi-arch toolkit), before the sandbox: one line naming the targets
     it has and the package or tarball that adds the others (the finder's words)."""
     if held is None:
         return
-    lacking = finder.uncovered_targets([t.split(":")[0] for t in finder.split_targets(amdgpu_targets)], held)
+    lacking = finder.uncovered_targets([t.split(":")[0] for t in amdgpu_targets], held)
     if lacking:
         raise inputs.InputError(
-            f"--amdgpu-targets={amdgpu_targets} asks for {' '.join(lacking)}, but {what} holds kernel packs for "
+            f"--amdgpu-targets={inputs.listed_targets(amdgpu_targets)} asks for {' '.join(lacking)}, but {what} holds "
+            "kernel packs for "
             f"{' '.join(held) or 'no target'} only: name those, or, for {lacking[0]}, "
             + finder.device_code_remedy(layout, version).replace("<target>", lacking[0]))
 

@@ -96,6 +96,10 @@ CHECKED_SAMPLES = {"amdgpu_targets": "gfx942,gfx950", "therock_sha256": "ab" * 3
                    "wheel_commit": "0123abc"}
 
 
+# Values the Request holds in a type of their own.
+PARSED_AS = {"amdgpu_targets": lambda v: tuple(v.split(","))}
+
+
 # Toolkit folders, which must exist: parse_args decides the toolkit (toolkit.rocm_source).
 TOOLKIT_SAMPLES = {"rocm_path": str(CHECKOUT / "examples"), "therock_path": str(CHECKOUT / "examples")}
 
@@ -105,7 +109,7 @@ def sample(option) -> tuple[list[str], object]:
     kwargs = option.kwargs
     given = {**CHECKED_SAMPLES, **TOOLKIT_SAMPLES}
     if option.dest in given:
-        return [option.flags[0], given[option.dest]], given[option.dest]
+        return [option.flags[0], given[option.dest]], PARSED_AS.get(option.dest, lambda v: v)(given[option.dest])
     if kwargs.get("action") == "store_true":
         return [option.flags[0]], True
     if kwargs.get("type") is int:
@@ -183,7 +187,7 @@ def test_options_split_around_the_subcommand_are_all_kept(tmp_path):
     parsed = cli.parse_args(["--sources=examples", "--compiler=clang", "--amdgpu-targets=gfx950", "dist_wheels",
                                   f"--rocm-path={tmp_path}", "--wheel-kind=nightly", "--dry-run"])
     assert (parsed.sources, parsed.compiler, parsed.amdgpu_targets, parsed.rocm_path, parsed.wheel_kind, parsed.dry_run) == (
-        "examples", "clang", "gfx950", str(tmp_path), "nightly", True)
+        "examples", "clang", ("gfx950",), str(tmp_path), "nightly", True)
     # Given twice, the later one wins.
     assert cli.parse_args(["--compiler=clang", "dist_wheels", "--compiler=gcc"]).compiler == "gcc"
 
@@ -618,11 +622,11 @@ def test_a_therock_family_says_its_default_targets(family, targets):
 
 
 def test_explicit_targets_are_checked_against_the_family_only():
-    note = toolkit.therock_targets_note(TARBALL.format("gfx950-dcgpu"), "gfx950")
+    note = toolkit.therock_targets_note(TARBALL.format("gfx950-dcgpu"), ("gfx950",))
     assert note == "TheRock family gfx950-dcgpu (device code for gfx950): amdgpu targets gfx950 (--amdgpu-targets)"
-    assert "gfx9-4-generic" in toolkit.therock_targets_note(TARBALL.format("gfx94X-dcgpu"), "gfx942,gfx9-4-generic")
+    assert "gfx9-4-generic" in toolkit.therock_targets_note(TARBALL.format("gfx94X-dcgpu"), ("gfx942", "gfx9-4-generic"))
     with pytest.raises(inputs.InputError) as error:
-        toolkit.therock_targets_note(TARBALL.format("gfx950-dcgpu"), "gfx942,gfx950")
+        toolkit.therock_targets_note(TARBALL.format("gfx950-dcgpu"), ("gfx942", "gfx950"))
     message = str(error.value)
     assert message.startswith("--amdgpu-targets=gfx942,gfx950 asks for gfx942, but the TheRock tarball "
                               "therock-dist-linux-gfx950-dcgpu-7.10.0a20251120.tar.gz is of family gfx950-dcgpu, "
@@ -631,7 +635,7 @@ def test_explicit_targets_are_checked_against_the_family_only():
 
 
 def test_no_family_in_the_name_says_nothing(tmp_path):
-    assert toolkit.therock_targets_note(str(tmp_path), "gfx942") is None
+    assert toolkit.therock_targets_note(str(tmp_path), ("gfx942",)) is None
     assert toolkit.therock_targets_note("https://example.com/rocm.tar.gz", None) is None
 
 

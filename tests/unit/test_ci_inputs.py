@@ -32,11 +32,11 @@ def test_not_a_rocm_version(value):
 def test_a_target_list_reads_as_the_finder_and_starlark_read_it(written):
     """One grammar: the finder's split_targets (TF_ROCM_AMDGPU_TARGETS), which
     rocm/private/amdgpu_targets.bzl's split_amdgpu_targets mirrors (its Starlark tests)."""
-    assert ci.amdgpu_targets(written) == "gfx942,gfx950" == ",".join(finder.split_targets(written))
+    assert ci.amdgpu_targets(written) == ("gfx942", "gfx950") == tuple(finder.split_targets(written))
 
 
 def test_targets_empty_or_misspelt():
-    assert ci.amdgpu_targets("gfx942, gfx90a:xnack+,gfx9-4-generic") == "gfx942,gfx90a:xnack+,gfx9-4-generic"
+    assert ci.amdgpu_targets("gfx942, gfx90a:xnack+,gfx9-4-generic") == ("gfx942", "gfx90a:xnack+", "gfx9-4-generic")
     with pytest.raises(ci.InputError, match="--amdgpu-targets= is empty"):
         ci.amdgpu_targets(" ,;")
     with pytest.raises(ci.InputError, match="GFX942 is no amdgpu processor clang knows; did you mean gfx942"):

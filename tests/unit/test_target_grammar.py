@@ -43,7 +43,7 @@ def test_ci_build_and_plain_bazel_read_a_list_as_the_finder_does(written):
     split = starlark_split()
     expected = finder.split_targets(written)
     assert split(written) == expected  # plain Bazel: --//rocm:amdgpu_targets=<as written>
-    handed = inputs.amdgpu_targets(written)  # ci_build checks it, then passes this to Bazel
+    handed = inputs.listed_targets(inputs.amdgpu_targets(written))  # ci_build checks it, then passes this to Bazel
     assert split(handed) == expected
 
 
