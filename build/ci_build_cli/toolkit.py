@@ -39,18 +39,22 @@ def is_sandbox_own(path: Path) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class RocmSource:
-    """Which toolkit a build uses: its --repo_env flags, the host folders to mount at their
-    own paths, and one line for the user (None: nothing to say)."""
-    flags: tuple[str, ...] = ()
+    """Which toolkit a build uses, decided once (rocm_source): the variables the repository rule
+    is given (ROCM_PATH, THEROCK_URL, THEROCK_SHA256, XLA's names; an empty value clears one), in
+    order, the host folders to mount at their own paths, and one line for the user (None: nothing
+    to say). They become Bazel flags at one edge (flags, for rocm_flags)."""
+    variables: tuple[tuple[str, str], ...] = ()
     binds: tuple[str, ...] = ()
     note: str | None = None
     xla_name: str | None = None  # XLA's name (of the environment) that decides, when one does
 
     @property
     def repo_env(self) -> dict[str, str]:
-        """The variables the flags give the repository rule: ROCM_PATH, THEROCK_URL, THEROCK_SHA256,
-        XLA's names (an empty value clears one)."""
-        return dict(f.removeprefix("--repo_env=").split("=", 1) for f in self.flags if f.startswith("--repo_env="))
+        return dict(self.variables)
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return tuple(f"--repo_env={name}={value}" for name, value in self.variables)
 
 
 def toolkit_binds(path: Path) -> tuple[str, ...]:
@@ -77,14 +81,14 @@ def rocm_source(rocm_path: str | None, therock_path: str | None, therock_sha256:
     own = _own_source(rocm_path, therock_path, therock_sha256, ambient, host)
     if not xla:
         return own
-    if not own.flags:
+    if not own.variables:
         return xla_source(xla, host)
     decider = (f"--rocm-path={rocm_path}" if rocm_path else f"--therock-path={therock_path}" if therock_path
                else f"ROCM_PATH={ambient}")
     cleared = ", ".join(f"{n}={v}" for n, v in xla.items())
     note = (f"{own.note or f'ci_build: using ROCm from {decider}'}; not used: {cleared} (XLA's order puts ROCM_PATH first, "
             "and ci_build's flags win over the environment: cleared for Bazel)")
-    return RocmSource(own.flags + tuple(f"--repo_env={n}=" for n in xla), own.binds, note)
+    return RocmSource(own.variables + tuple((n, "") for n in xla), own.binds, note)
 
 
 def _host_dir(name: str, value: str, given: str, host: bool) -> Path:
@@ -147,8 +151,7 @@ def xla_source(xla: Mapping[str, str], host: bool = False) -> RocmSource:
         note += f"; not used, by XLA's order ({toolkit_sources.XLA_ORDER}): {unused}" if unused else ""
     else:
         note = f"ci_build: not used: {choice.not_used()} (from the environment)"
-    return RocmSource(tuple(f"--repo_env={n}={v}" for n, v in values.items()), tuple(dict.fromkeys(binds)), note,
-                      choice.winner)
+    return RocmSource(tuple(values.items()), tuple(dict.fromkeys(binds)), note, choice.winner)
 
 
 def _own_source(rocm_path: str | None, therock_path: str | None, therock_sha256: str | None,
@@ -164,13 +167,13 @@ def _own_source(rocm_path: str | None, therock_path: str | None, therock_sha256:
                                     "toolkit's root (e.g. /opt/rocm-7.2.4, an extracted TheRock tarball, what `rocm-sdk "
                                     "path --root` prints), or leave it out to use the sandbox's ROCm")
         note = f"ci_build: using ROCm from --rocm-path={path}{over}" if ambient and Path(ambient) != path else None
-        return RocmSource((f"--repo_env=ROCM_PATH={path}",), toolkit_binds(path), note)
+        return RocmSource((("ROCM_PATH", str(path)),), toolkit_binds(path), note)
     if therock_path:
-        flags, binds = therock_flags(therock_path, therock_sha256)
-        if ambient and not any(f.startswith("--repo_env=ROCM_PATH=") for f in flags):
-            flags = flags + ["--repo_env=ROCM_PATH="]  # the sandbox passes ROCM_PATH on: clear it for Bazel
+        variables, binds = therock_variables(therock_path, therock_sha256)
+        if ambient and "ROCM_PATH" not in variables:
+            variables["ROCM_PATH"] = ""  # the sandbox passes ROCM_PATH on: clear it for Bazel
         note = f"ci_build: using ROCm from --therock-path={therock_path}{over}" if ambient else None
-        return RocmSource(tuple(flags), tuple(binds), note)
+        return RocmSource(tuple(variables.items()), tuple(binds), note)
     if ambient:
         path = Path(os.path.abspath(Path(ambient).expanduser()))
         if not path.is_dir():
@@ -180,7 +183,7 @@ def _own_source(rocm_path: str | None, therock_path: str | None, therock_sha256:
                                     "--rocm-path/--therock-path")
         where = ("this machine's: host mode" if host else
                  "the sandbox's own" if is_sandbox_own(path) else "mounted into the sandbox at the same path")
-        return RocmSource((f"--repo_env=ROCM_PATH={path}",), toolkit_binds(path),
+        return RocmSource((("ROCM_PATH", str(path)),), toolkit_binds(path),
                           f"ci_build: using ROCm from ROCM_PATH={ambient} (the environment; {where}); "
                           "--rocm-path or --therock-path choose another")
     return RocmSource()
@@ -215,8 +218,8 @@ def tarball_sha256(path: Path) -> str:
     return _tarball_sha256(path, stat.st_size, stat.st_mtime_ns)
 
 
-def therock_flags(value: str, sha256: str | None) -> tuple[list[str], list[str]]:
-    """(--repo_env flags, host paths to mount) for --therock-path=URL|TARBALL|DIR.
+def therock_variables(value: str, sha256: str | None) -> tuple[dict[str, str], list[str]]:
+    """(the repository rule's variables, host paths to mount) for --therock-path=URL|TARBALL|DIR.
 
     A remote URL needs its sha256; a local tarball (a path or a file:// URL) has it computed
     unless given, and its folder is mounted into the sandbox. The URL keeps the tarball's
@@ -228,7 +231,7 @@ def therock_flags(value: str, sha256: str | None) -> tuple[list[str], list[str]]
                 raise inputs.InputError(f"--therock-path={value} is a download: add --therock-sha256=HEX (the sha256 "
                                         "AMD publishes beside it, or sha256sum of the tarball); an unverified toolkit is "
                                         "refused")
-            return [f"--repo_env=THEROCK_URL={value}", f"--repo_env=THEROCK_SHA256={sha256}"], []
+            return {"THEROCK_URL": value, "THEROCK_SHA256": sha256}, []
         path = Path(urllib.parse.unquote(url.path))
         if url.netloc not in ("", "localhost") or not path.is_file():
             raise inputs.InputError(f"--therock-path={value}: {path} is not a file on this machine; give a file:// URL "
@@ -236,12 +239,12 @@ def therock_flags(value: str, sha256: str | None) -> tuple[list[str], list[str]]
     else:
         path = Path(value).expanduser()
     if path.is_dir():
-        return [f"--repo_env=ROCM_PATH={path.resolve()}"], [str(path.resolve())]
+        return {"ROCM_PATH": str(path.resolve())}, [str(path.resolve())]
     if path.is_file():
         path = path.absolute()
         digest = sha256 or tarball_sha256(path)
         binds = list(dict.fromkeys([str(path.parent), str(path.resolve().parent)]))  # and a symlink's target
-        return [f"--repo_env=THEROCK_URL=file://{path}", f"--repo_env=THEROCK_SHA256={digest}"], binds
+        return {"THEROCK_URL": f"file://{path}", "THEROCK_SHA256": digest}, binds
     raise inputs.InputError(f"--therock-path={value} is neither a URL, a tarball nor a directory; give a TheRock "
                             "tarball (path, file:// or https:// URL) or the folder of an extracted one")
 
@@ -380,7 +383,7 @@ def check_inputs(request: Request) -> None:
 
 def local_tarball(source: RocmSource) -> Path | None:
     """The file of a TheRock tarball on this machine (a path or a file:// URL), else None."""
-    url = source.repo_env.get("THEROCK_URL", "")  # therock_flags writes file://PATH, PATH as given (unquoted)
+    url = source.repo_env.get("THEROCK_URL", "")  # therock_variables writes file://PATH, PATH as given (unquoted)
     return Path(url.removeprefix("file://")) if url.startswith("file://") else None
 
 

@@ -516,25 +516,24 @@ def test_pick_interpreters_none_found():
     assert "found: none" in str(error.value)
 
 
-# --- therock_flags --------------------------------------------------------------------
+# --- therock_variables --------------------------------------------------------------------
 
 
 def test_therock_url_needs_a_sha256():
     with pytest.raises(inputs.InputError) as error:
-        toolkit.therock_flags("https://example.com/therock.tar.gz", None)
+        toolkit.therock_variables("https://example.com/therock.tar.gz", None)
     assert "--therock-sha256" in str(error.value)
 
 
 def test_therock_url_with_sha256():
     url = "https://example.com/therock-7.2.tar.gz"
-    assert toolkit.therock_flags(url, "ab" * 32) == (
-        [f"--repo_env=THEROCK_URL={url}", f"--repo_env=THEROCK_SHA256={'ab' * 32}"], [])
+    assert toolkit.therock_variables(url, "ab" * 32) == ({"THEROCK_URL": url, "THEROCK_SHA256": "ab" * 32}, [])
 
 
 def test_therock_directory_is_rocm_path_and_bound(tmp_path):
     rocm = tmp_path / "rocm"
     rocm.mkdir()
-    assert toolkit.therock_flags(str(rocm), None) == ([f"--repo_env=ROCM_PATH={rocm.resolve()}"], [str(rocm.resolve())])
+    assert toolkit.therock_variables(str(rocm), None) == ({"ROCM_PATH": str(rocm.resolve())}, [str(rocm.resolve())])
 
 
 def test_therock_tarball_is_a_file_url_with_its_sha256(tmp_path):
@@ -542,24 +541,23 @@ def test_therock_tarball_is_a_file_url_with_its_sha256(tmp_path):
     tarball.parent.mkdir()
     data = b"not really a tarball\n" * 100000  # > 1 MiB: more than one read block
     tarball.write_bytes(data)
-    flags, binds = toolkit.therock_flags(str(tarball), None)
-    assert flags == [f"--repo_env=THEROCK_URL=file://{tarball.resolve()}",
-                     f"--repo_env=THEROCK_SHA256={hashlib.sha256(data).hexdigest()}"]
+    variables, binds = toolkit.therock_variables(str(tarball), None)
+    assert variables == {"THEROCK_URL": f"file://{tarball.resolve()}", "THEROCK_SHA256": hashlib.sha256(data).hexdigest()}
     assert binds == [str(tarball.parent.resolve())]
     # A given sha256 is passed on as is (Bazel verifies it).
-    assert toolkit.therock_flags(str(tarball), "cd" * 32)[0][1] == f"--repo_env=THEROCK_SHA256={'cd' * 32}"
+    assert toolkit.therock_variables(str(tarball), "cd" * 32)[0]["THEROCK_SHA256"] == "cd" * 32
 
 
 def test_therock_nonsense_path(tmp_path):
     with pytest.raises(inputs.InputError) as error:
-        toolkit.therock_flags(str(tmp_path / "nope"), None)
+        toolkit.therock_variables(str(tmp_path / "nope"), None)
     assert "neither a URL, a tarball nor a directory" in str(error.value)
     assert str(tmp_path / "nope") in str(error.value)
 
 
 def test_therock_http_url_needs_a_sha256_too():
     with pytest.raises(inputs.InputError) as error:
-        toolkit.therock_flags("http://127.0.0.1:8000/therock-dist-linux-gfx94X-dcgpu-7.10.0a1.tar.gz", "")
+        toolkit.therock_variables("http://127.0.0.1:8000/therock-dist-linux-gfx94X-dcgpu-7.10.0a1.tar.gz", "")
     assert "is a download: add --therock-sha256=HEX" in str(error.value)
 
 
@@ -567,20 +565,19 @@ def test_therock_file_url_is_a_local_tarball(tmp_path):
     tarball = tmp_path / "my dl" / "therock-dist-linux-gfx950-dcgpu-7.10.0a20251120.tar.gz"
     tarball.parent.mkdir()
     tarball.write_bytes(b"tarball")
-    flags, binds = toolkit.therock_flags(tarball.as_uri(), None)  # "my%20dl": quoted
-    assert flags == [f"--repo_env=THEROCK_URL=file://{tarball}",
-                     f"--repo_env=THEROCK_SHA256={hashlib.sha256(b'tarball').hexdigest()}"]
+    variables, binds = toolkit.therock_variables(tarball.as_uri(), None)  # "my%20dl": quoted
+    assert variables == {"THEROCK_URL": f"file://{tarball}", "THEROCK_SHA256": hashlib.sha256(b"tarball").hexdigest()}
     assert binds == [str(tarball.parent)]
-    assert toolkit.therock_flags(tarball.as_uri(), "cd" * 32)[0][1] == f"--repo_env=THEROCK_SHA256={'cd' * 32}"
+    assert toolkit.therock_variables(tarball.as_uri(), "cd" * 32)[0]["THEROCK_SHA256"] == "cd" * 32
 
 
 def test_therock_file_url_of_a_missing_file(tmp_path):
     missing = tmp_path / "therock-dist-linux-gfx950-dcgpu-7.10.0a20251120.tar.gz"
     with pytest.raises(inputs.InputError) as error:
-        toolkit.therock_flags(missing.as_uri(), None)
+        toolkit.therock_variables(missing.as_uri(), None)
     assert f"{missing} is not a file on this machine" in str(error.value)
     with pytest.raises(inputs.InputError, match="is not a file on this machine"):
-        toolkit.therock_flags("file://otherhost/x.tar.gz", "ab" * 32)
+        toolkit.therock_variables("file://otherhost/x.tar.gz", "ab" * 32)
 
 
 def test_a_symlinked_tarball_keeps_its_name_and_mounts_its_target(tmp_path):
@@ -590,8 +587,8 @@ def test_a_symlinked_tarball_keeps_its_name_and_mounts_its_target(tmp_path):
     link = tmp_path / "links" / "therock-dist-linux-gfx94X-dcgpu-7.10.0a20251120.tar.gz"
     link.parent.mkdir()
     link.symlink_to(real)
-    flags, binds = toolkit.therock_flags(str(link), None)
-    assert flags[0] == f"--repo_env=THEROCK_URL=file://{link}"  # the family stays readable in the name
+    variables, binds = toolkit.therock_variables(str(link), None)
+    assert variables["THEROCK_URL"] == f"file://{link}"  # the family stays readable in the name
     assert binds == [str(link.parent), str(real.parent)]
 
 
@@ -1310,13 +1307,13 @@ def test_therock_path_wins_over_the_environment_and_clears_it_for_bazel(tmp_path
     source = toolkit.rocm_source(None, url, "ab" * 32, "/opt/rocm")
     assert source.flags == (f"--repo_env=THEROCK_URL={url}", f"--repo_env=THEROCK_SHA256={'ab' * 32}", "--repo_env=ROCM_PATH=")
     assert source.note == f"ci_build: using ROCm from --therock-path={url} (over ROCM_PATH=/opt/rocm from the environment)"
-    assert toolkit.rocm_source(None, url, "ab" * 32, None) == toolkit.RocmSource(source.flags[:2], (), None)
+    assert toolkit.rocm_source(None, url, "ab" * 32, None) == toolkit.RocmSource(source.variables[:2], (), None)
 
 
 def test_rocm_path_anywhere_is_mounted_but_never_the_sandboxs_own_folders(toolkit_dir):
     assert toolkit.rocm_source(str(toolkit_dir), None, None, None).binds == (str(toolkit_dir), str(toolkit_dir.resolve()))
     for own in ("/usr", "/usr/lib/x86_64-linux-gnu"):
-        assert toolkit.rocm_source(own, None, None, None) == toolkit.RocmSource((f"--repo_env=ROCM_PATH={own}",), (), None)
+        assert toolkit.rocm_source(own, None, None, None) == toolkit.RocmSource((("ROCM_PATH", str(own)),), (), None)
     with pytest.raises(inputs.InputError, match="is not a directory on this machine"):
         toolkit.rocm_source(str(toolkit_dir) + "-missing", None, None, None)
     with pytest.raises(inputs.InputError, match="name two toolkits"):

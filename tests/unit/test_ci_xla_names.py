@@ -193,7 +193,7 @@ def test_therock_path_wins_over_xlas_names_and_rocm_path():
 def test_without_xlas_names_nothing_changes(tmp_path):
     (rocm,) = folders(tmp_path, "rocm")
     assert toolkit.rocm_source(str(rocm), None, None, None, environ={"HOME": "/root", "ROCM_DISTRO_VERSION": " "}) == \
-        toolkit.RocmSource((f"--repo_env=ROCM_PATH={rocm}",), (str(rocm),), None)
+        toolkit.RocmSource((("ROCM_PATH", str(rocm)),), (str(rocm),), None)
     assert toolkit.rocm_source(None, None, None, None, environ={}) == toolkit.RocmSource()
 
 
