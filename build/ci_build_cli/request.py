@@ -9,10 +9,26 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .toolkit import RocmSource
+
+@dataclasses.dataclass(frozen=True)
+class RocmSource:
+    """Which toolkit a build uses, decided once (toolkit.rocm_source): the variables the repository rule
+    is given (ROCM_PATH, THEROCK_URL, THEROCK_SHA256, XLA's names; an empty value clears one), in
+    order, the host folders to mount at their own paths, and one line for the user (None: nothing
+    to say). They become Bazel flags at one edge (flags, for rocm_flags)."""
+    variables: tuple[tuple[str, str], ...] = ()
+    binds: tuple[str, ...] = ()
+    note: str | None = None
+    xla_name: str | None = None  # XLA's name (of the environment) that decides, when one does
+
+    @property
+    def repo_env(self) -> dict[str, str]:
+        return dict(self.variables)
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return tuple(f"--repo_env={name}={value}" for name, value in self.variables)
 
 
 @dataclasses.dataclass(frozen=True)

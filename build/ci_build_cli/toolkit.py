@@ -13,7 +13,6 @@ parse of ci_build's own.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import sys
@@ -26,7 +25,7 @@ from tools.digest import sha256_of
 
 from . import inputs, sources
 from .paths import OURS
-from .request import Request
+from .request import Request, RocmSource
 
 # The sandbox root's own system folders (tools/sandbox/environment.py): a toolkit under
 # one of them is the sandbox's (--rocm-path=/usr: Debian's ROCm inside), never mounted.
@@ -35,26 +34,6 @@ SANDBOX_OWN_DIRS = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc",
 
 def is_sandbox_own(path: Path) -> bool:
     return path == Path("/") or any(path == Path(d) or Path(d) in path.parents for d in SANDBOX_OWN_DIRS)
-
-
-@dataclasses.dataclass(frozen=True)
-class RocmSource:
-    """Which toolkit a build uses, decided once (rocm_source): the variables the repository rule
-    is given (ROCM_PATH, THEROCK_URL, THEROCK_SHA256, XLA's names; an empty value clears one), in
-    order, the host folders to mount at their own paths, and one line for the user (None: nothing
-    to say). They become Bazel flags at one edge (flags, for rocm_flags)."""
-    variables: tuple[tuple[str, str], ...] = ()
-    binds: tuple[str, ...] = ()
-    note: str | None = None
-    xla_name: str | None = None  # XLA's name (of the environment) that decides, when one does
-
-    @property
-    def repo_env(self) -> dict[str, str]:
-        return dict(self.variables)
-
-    @property
-    def flags(self) -> tuple[str, ...]:
-        return tuple(f"--repo_env={name}={value}" for name, value in self.variables)
 
 
 def toolkit_binds(path: Path) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ module of the checkout's packages imports by its full name from the checkout alo
 
 from __future__ import annotations
 
+import ast
 import importlib
 import re
 import subprocess
@@ -89,3 +90,62 @@ def test_ci_build_runs_from_another_folder(tmp_path):
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("usage: build/ci_build")
+
+
+def module_imports(path: Path, name: str) -> set[str]:
+    """The checkout's modules `path` (module `name`) imports, those under TYPE_CHECKING included:
+    each `import a.b`, `from a.b import c` (a.b.c where that is a module) and relative import."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[:len(package.split(".")) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def checkout_modules() -> dict[str, Path]:
+    modules = {}
+    for relative in tracked("*.py"):
+        if relative.startswith(("examples/", "full/")) or not relative.startswith(PACKAGES):
+            continue
+        parts = relative.removesuffix(".py").split("/")
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = CHECKOUT / relative
+    return modules
+
+
+def import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        state[node] = 2
+        path.pop()
+        return None
+
+    return next((c for n in sorted(graph) if n not in state and (c := visit(n))), None)
+
+
+def test_the_import_cycle_scan_finds_one():
+    assert import_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert import_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_two_modules_import_each_other_even_for_types():
+    """The modules of the checkout's packages import in one direction: no cycle, counting imports
+    made only for type checking (a Request's field typed by a module that imports request.py)."""
+    modules = checkout_modules()
+    graph = {name: {m for m in module_imports(path, name) if m in modules and m != name} for name, path in modules.items()}
+    assert len(graph) > 80 and graph["build.ci_build_cli.cli"]
+    assert import_cycle(graph) is None
