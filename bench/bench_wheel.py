@@ -161,7 +161,9 @@ def generate_library(cache: Path, size: int, lib_dir: Path) -> tuple[Path, str, 
 
 
 def probe_baseline(python: str) -> dict[str, str]:
-    result = subprocess.run([python, "-c", PROBE], capture_output=True, text=True)
+    # Not from the checkout's folder: `-c` puts the current folder first on sys.path, where the
+    # checkout's own build/ and wheel/ packages would stand in for PyPA's.
+    result = subprocess.run([python, "-c", PROBE], capture_output=True, text=True, cwd=tempfile.gettempdir())
     if result.returncode != 0:
         raise SystemExit(f"bench_wheel: cannot run the baseline Python {python}:\n{result.stderr}")
     info = json.loads(result.stdout)
