@@ -290,8 +290,6 @@ def recorded(monkeypatch):
     monkeypatch.setattr(pythons, "find_interpreters",
                         lambda **_: [pythons.Interpreter("3.14", "/usr/bin/python3.14", None)])
     monkeypatch.setattr(sources.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
-    # This machine's means of building the sandbox (tests/unit/test_input_probes.py checks them as users meet them).
-    monkeypatch.setattr(ci_sandbox.sandbox_build, "check_prerequisites", lambda paths, profile: None)
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
     for name in MACHINE_BUILD_ENV:
         monkeypatch.delenv(name, raising=False)

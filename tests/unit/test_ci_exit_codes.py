@@ -97,8 +97,6 @@ def guarded(monkeypatch, tmp_path):
     monkeypatch.setattr(pythons, "find_interpreters", lambda **_: pytest.fail("the sandbox was asked for its Pythons"))
     monkeypatch.setattr(sources.urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen called"))
     monkeypatch.setattr(sandbox, "CACHE", tmp_path)
-    # This machine's means of building the sandbox (tests/unit/test_input_probes.py checks them as users meet them).
-    monkeypatch.setattr(sandbox.sandbox_build, "check_prerequisites", lambda paths, profile: None)
     for name in ("ROCM_PATH", *toolkit.XLA_NAMES, sandbox.HOST_ENV, "JAXCI_XLA_GIT_DIR", "JAXCI_CLONE_MAIN_XLA"):
         monkeypatch.delenv(name, raising=False)
     return ran
