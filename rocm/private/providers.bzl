@@ -30,6 +30,9 @@ RocmToolchainInfo = provider(
         "config_file": "hip_action_key.json: an input of every HIP action, so a toolkit change re-runs them (the " +
                        "toolkit's facts, free of the output base's path when the toolkit is in the inputs).",
         "runtime": "CcInfo of the HIP runtime (headers and libamdhip64) that HIP objects need.",
+        "hip_copts": "The flags every HIP compile of this toolchain starts with, before a rule's and a target's " +
+                     "own: the C++ standard and position-independent code (-std=c++17 -fPIC, as XLA's hipcc " +
+                     "toolchain and JAX's build compile HIP).",
     },
 )
 

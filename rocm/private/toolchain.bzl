@@ -30,6 +30,7 @@ def _rocm_toolchain_impl(ctx):
         compiler_description = ctx.attr.compiler_description or "no compiler (ROCm is not configured)",
         config_file = ctx.file.config_file,
         runtime = ctx.attr.runtime[CcInfo] if ctx.attr.runtime else None,
+        hip_copts = ctx.attr.hip_copts,
     )
     return [platform_common.ToolchainInfo(rocm = info), info]
 
@@ -58,6 +59,10 @@ rocm_toolchain = rule(
         "compiler_description": attr.string(),
         "config_file": attr.label(allow_single_file = [".json"]),
         "runtime": attr.label(providers = [CcInfo]),
+        "hip_copts": attr.string_list(
+            default = ["-std=c++17", "-fPIC"],
+            doc = "The flags every HIP compile starts with (RocmToolchainInfo.hip_copts); a target's copts come after and win.",
+        ),
     },
     provides = [RocmToolchainInfo],
 )

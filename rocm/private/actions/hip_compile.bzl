@@ -36,7 +36,7 @@ def splits(toolchain_facts, copts):
 def hip_shared_args(toolchain_facts, compilation_context, local_defines, copts):
     """What every clang run of a target's sources shares, after their mode flags: computed once
     per target (its depsets flattened once), then given each source's unit_args."""
-    args = [
+    args = list(toolchain_facts.hip_copts) + [
         "--rocm-path=" + toolchain_facts.rocm_path,
         "--rocm-device-lib-path=" + toolchain_facts.device_libs_path,
     ]
@@ -67,7 +67,7 @@ def unit_args(shared, unit):
     return ["-cuid=%x" % (hash(unit) & 0xffffffff)] + shared
 
 def _source_args(src_path, out_path):
-    return ["-x", "hip", "-std=c++17", "-fPIC", "-c", src_path, "-o", out_path]
+    return ["-x", "hip", "-c", src_path, "-o", out_path]
 
 # The pipeline the split actions reproduce is the bundler's; a clang that defaulted to the new
 # offload driver would otherwise package its device code differently from how the host compile

@@ -1,7 +1,7 @@
 """Unit tests of rocm/private's pure functions (bazel_skylib's unittest): `bazel test //rocm/private/tests:all`; beside the code, as //rocm/private may only be loaded from //rocm."""
 
 load("@bazel_skylib//lib:unittest.bzl", "asserts", "unittest")
-load("//rocm/private:actions/hip_compile.bzl", "bundle_args", "bundle_order", "device_compile_args", "host_compile_args", "splits", "target_flags_in", "unit_args", "whole_compile_args")
+load("//rocm/private:actions/hip_compile.bzl", "bundle_args", "bundle_order", "device_compile_args", "hip_shared_args", "host_compile_args", "splits", "target_flags_in", "unit_args", "whole_compile_args")
 load("//rocm/private:amdgpu_targets.bzl", "check_amdgpu_targets", "narrow_amdgpu_targets", "split_amdgpu_targets")
 
 _SUPPORTED = ["gfx908", "gfx90a", "gfx942", "gfx950", "gfx1100", "gfx9-4-generic"]
@@ -96,7 +96,14 @@ def _hip_compile_args_test_impl(ctx):
     asserts.true(env, "--cuda-host-only" in host)
     asserts.equals(env, ["-Xclang", "-fcuda-include-gpubinary", "-Xclang", "k.hipfb"], host[host.index("-fcuda-include-gpubinary") - 1:][:4])
     whole = whole_compile_args(common, ["gfx942", "gfx90a"], True, "k.hip", "k.o")
-    asserts.equals(env, ["--offload-arch=gfx942", "--offload-arch=gfx90a", "--offload-compress"], whole[8:11])
+    asserts.equals(env, ["--offload-arch=gfx942", "--offload-arch=gfx90a", "--offload-compress"], [a for a in whole if a.startswith("--offload")])
+
+    # The toolchain's standard flags come first, a target's copts last (a later -std wins).
+    facts = struct(hip_copts = ["-std=c++17", "-fPIC"], rocm_path = "/r", device_libs_path = "/r/amdgcn", hip_version = "")
+    context = struct(defines = depset(), quote_includes = depset(), includes = depset(), system_includes = depset())
+    shared = hip_shared_args(facts, context, [], ["-std=c++20"])
+    asserts.equals(env, ["-std=c++17", "-fPIC"], shared[:2])
+    asserts.equals(env, "-std=c++20", shared[-1])
 
     # A toolkit without the bundler, or relocatable device code: one action per source.
     with_bundler = struct(offload_bundler = "/usr/bin/clang-offload-bundler")
