@@ -50,9 +50,9 @@ def bazelrc_configs(path: Path = CHECKOUT / "rocm" / "rocm.bazelrc") -> list[str
     return list(dict.fromkeys(names))
 
 
-def _near(word: str, choices: list[str]) -> str:
-    near = difflib.get_close_matches(word, choices, n=2, cutoff=0.6)
-    return f"; did you mean {' or '.join(near)}?" if near else ""
+def _near(word: str, choices: list[str]) -> list[str]:
+    """The choices a mistyped word is near, nearest first (at most two)."""
+    return difflib.get_close_matches(word, choices, n=2, cutoff=0.6)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -64,7 +64,7 @@ class OneLineParser(argparse.ArgumentParser):
         choice = re.search(r"invalid choice: '?([^' ]*)'? \(choose from (.*)\)", message)  # quoting varies by Python
         if config:
             name, configs = config.group(1), bazelrc_configs()
-            near = difflib.get_close_matches(name, configs, n=2, cutoff=0.6)
+            near = _near(name, configs)
             which = ("is one of rocm/rocm.bazelrc's" if name in configs else
                      f"is none of rocm/rocm.bazelrc's (nearest: {', '.join(near)})" if near else
                      "is none of rocm/rocm.bazelrc's")
@@ -72,7 +72,8 @@ class OneLineParser(argparse.ArgumentParser):
                        "(dist_wheels: rocm_release, what JAX's --config=rocm_release_wheel builds); a config of your "
                        "own goes in user.bazelrc at the checkout's root (`build --config=NAME`)")
         elif choice:
-            message += _near(choice.group(1), [c.strip(" '") for c in choice.group(2).split(",")])
+            near = _near(choice.group(1), [c.strip(" '") for c in choice.group(2).split(",")])
+            message += f"; did you mean {' or '.join(near)}?" if near else ""
         raise inputs.InputError(f"{message} (build/ci_build --help lists the commands and options)")
 
 

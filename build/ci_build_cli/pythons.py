@@ -5,6 +5,7 @@ of the Pythons the JAX tree builds for (sources.jax_pythons: its build/requireme
 from __future__ import annotations
 
 import dataclasses
+import functools
 import shutil
 import subprocess
 import sys
@@ -33,9 +34,12 @@ PROBE = "import sys, sysconfig; print('%d.%d' % sys.version_info[:2], sys.base_p
 _MINORS = range(10, 20)
 
 
-def _probe(cmd: list[str]) -> list[str] | None:
-    result = subprocess.run(cmd + ["-c", PROBE], capture_output=True, text=True)
-    return result.stdout.split() if result.returncode == 0 else None
+@functools.cache
+def _probe(exe: str) -> tuple[str, ...] | None:
+    """(X.Y, base prefix, include folder) of an interpreter; asked once per run of ci_build (the
+    checks, then the build, ask again)."""
+    result = subprocess.run([exe, "-c", PROBE], capture_output=True, text=True)
+    return tuple(result.stdout.split()) if result.returncode == 0 else None
 
 
 def sandbox_versions() -> tuple[str, ...] | None:
@@ -60,7 +64,7 @@ def find_interpreters(make_sandbox: bool = True) -> list[Interpreter] | None:
     found = {v: Interpreter(v, f"/usr/bin/python{v}", None) for v in versions}
     candidates = [sys.executable] + [shutil.which(f"python3.{minor}") for minor in _MINORS]
     for exe in filter(None, candidates):
-        probe = _probe([exe])
+        probe = _probe(exe)
         # The host's /usr is not the sandbox's (that is Debian sid's): only an interpreter
         # installed under a prefix of its own (pyenv, python.org, conda) can be mounted in.
         if probe and probe[0] not in found and probe[1] not in ("/usr", "/usr/local") and Path(probe[2], "Python.h").exists():
@@ -82,7 +86,7 @@ def find_host_interpreters() -> list[Interpreter]:
     found: dict[str, Interpreter] = {}
     candidates = [shutil.which(f"python3.{minor}") for minor in _MINORS] + [sys.executable]
     for exe in filter(None, candidates):
-        probe = _probe([exe])
+        probe = _probe(exe)
         if probe and probe[0] not in found and Path(probe[2], "Python.h").exists():
             found[probe[0]] = Interpreter(probe[0], exe, None)
     return [found[v] for v in sorted(found, key=lambda v: tuple(map(int, v.split("."))))]

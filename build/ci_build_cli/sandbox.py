@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 from tools.sandbox import build as sandbox_build, session
-from tools.sandbox.build import ready_root
 from tools.sandbox.cache import Paths
 
 from . import toolkit
@@ -49,7 +48,7 @@ def _in_session(cmd: list[str]) -> None:
     global _session_tried
     if _session_tried or os.environ.get(session.SESSION_ENV) or cmd[:len(SANDBOX) + 1] != [*SANDBOX, "run"]:
         return
-    if ready_root(Paths.default()) is None:
+    if sandbox_build.ready_root(Paths.default()) is None:
         return
     _session_tried = True  # once: a session that could not start is said once, not before every command
     path = _SESSION.enter_context(session.opened(CHECKOUT))

@@ -485,7 +485,7 @@ def test_host_mode_finds_each_python_on_path_with_headers_under_usr_too(tmp_path
     monkeypatch.setattr(pythons.shutil, "which", lambda name: {"python3.12": "/usr/bin/python3.12", "python3.13":
                         "/usr/bin/python3.13", "python3.14": "/opt/py/bin/python3.14"}.get(name))
     monkeypatch.setattr(pythons.sys, "executable", "/venv/bin/python")
-    monkeypatch.setattr(pythons, "_probe", lambda cmd: probes[cmd[0]].split())
+    monkeypatch.setattr(pythons, "_probe", lambda exe: tuple(probes[exe].split()))
     monkeypatch.setattr(pythons.Path, "exists", lambda p: str(p) == "/usr/include/python3.13/Python.h")
     assert pythons.find_host_interpreters() == [pythons.Interpreter("3.13", "/usr/bin/python3.13", None),
                                                pythons.Interpreter("3.14", "/opt/py/bin/python3.14", None)]
