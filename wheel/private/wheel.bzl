@@ -314,4 +314,5 @@ rocm_wheel = rule(
         "_platform_tag": attr.label(default = "//wheel:platform_tag"),
         "_source_overrides": attr.label(default = "//wheel:source_overrides"),
     },
+    provides = [RocmWheelInfo],
 )
