@@ -8,7 +8,8 @@ per Python of @local_config_python (cpXY-cpXY-<platform>), requiring the pjrt wh
 the same version. N is the configured ROCm's major version.
 
 Each wheel's description (RocmWheelInfo.description, in the `rocm_wheel_info` output group,
-which rocm_wheel_set keeps) names its .whl, version, tags and build_info.json:
+which rocm_wheel_set keeps, beside each wheel's RocmWheelInfo in RocmWheelSetInfo) names its
+.whl, version, tags and build_info.json:
 
     bazel cquery --config=rocm --output=files --output_groups=rocm_wheel_info //:jax_rocm_wheels
 
@@ -20,9 +21,10 @@ description too.
 
 load("@local_config_python//:defs.bzl", "EXT_SUFFIX", "PYTHON_VERSIONS")
 load("@local_config_rocm//:build_defs.bzl", "rocm_only")
-load("//wheel/private:wheel.bzl", "rocm_wheel", _RocmWheelInfo = "RocmWheelInfo", _WHEEL_INFO_GROUP = "WHEEL_INFO_GROUP", _rocm_wheel_set = "rocm_wheel_set")
+load("//wheel/private:wheel.bzl", "rocm_wheel", _RocmWheelInfo = "RocmWheelInfo", _RocmWheelSetInfo = "RocmWheelSetInfo", _WHEEL_INFO_GROUP = "WHEEL_INFO_GROUP", _rocm_wheel_set = "rocm_wheel_set")
 
 RocmWheelInfo = _RocmWheelInfo
+RocmWheelSetInfo = _RocmWheelSetInfo
 WHEEL_INFO_GROUP = _WHEEL_INFO_GROUP
 rocm_wheel_set = _rocm_wheel_set
 

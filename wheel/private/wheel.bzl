@@ -33,6 +33,11 @@ RocmWheelInfo = provider(
     },
 )
 
+RocmWheelSetInfo = provider(
+    doc = "Wheels built together (rocm_wheel_set): each one's RocmWheelInfo, nested sets flattened, in order.",
+    fields = {"wheels": "list of RocmWheelInfo"},
+)
+
 # The output group of every wheel's description: `bazel cquery --output=files
 # --output_groups=rocm_wheel_info //:jax_rocm_wheels` names them, whichever folders they are in.
 WHEEL_INFO_GROUP = "rocm_wheel_info"
@@ -265,20 +270,27 @@ def _rocm_wheel_impl(ctx):
     ]
 
 def _rocm_wheel_set_impl(ctx):
+    wheels = []
     for w in ctx.attr.wheels:
-        if OutputGroupInfo not in w or WHEEL_INFO_GROUP not in w[OutputGroupInfo]:
-            fail("%s: wheels = [%s]: not a rocm_wheel or rocm_wheel_set (it has no %s output group); list only those" % (ctx.label, w.label, WHEEL_INFO_GROUP))
+        if RocmWheelInfo in w:
+            wheels.append(w[RocmWheelInfo])
+        elif RocmWheelSetInfo in w:
+            wheels.extend(w[RocmWheelSetInfo].wheels)
+        else:
+            fail("%s: wheels = [%s]: not a rocm_wheel or rocm_wheel_set (it provides neither RocmWheelInfo nor RocmWheelSetInfo); list only those" % (ctx.label, w.label))
     return [
+        RocmWheelSetInfo(wheels = wheels),
         DefaultInfo(files = depset(transitive = [w[DefaultInfo].files for w in ctx.attr.wheels])),
         OutputGroupInfo(**{WHEEL_INFO_GROUP: depset(transitive = [w[OutputGroupInfo][WHEEL_INFO_GROUP] for w in ctx.attr.wheels])}),
     ]
 
 rocm_wheel_set = rule(
     implementation = _rocm_wheel_set_impl,
-    doc = "Wheels built together (a filegroup that keeps their rocm_wheel_info output group).",
+    doc = "Wheels built together: their files, each one's RocmWheelInfo (RocmWheelSetInfo) and their rocm_wheel_info output group.",
     attrs = {
         "wheels": attr.label_list(mandatory = True, doc = "rocm_wheel or rocm_wheel_set targets"),
     },
+    provides = [RocmWheelSetInfo],
 )
 
 rocm_wheel = rule(
