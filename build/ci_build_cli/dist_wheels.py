@@ -195,7 +195,7 @@ def choose_interpreters(request: Request) -> list[pythons.Interpreter]:
     upstream's are left out when --python-versions does not choose."""
     host = request.host
     supported = sources.jax_pythons(request.source_dirs.get("jax")).pythons  # what the JAX tree builds for
-    found = pythons.find_host_interpreters() if host else pythons.find_interpreters(make_sandbox=not request.dry_run)
+    found = pythons.find_host_interpreters() if host else pythons.find_interpreters(predict_from_layers=not request.dry_run)
     if found is None:  # a dry run, and no sandbox yet: it is not made to find its Pythons
         found = pythons.assumed_sandbox_interpreters(supported)
     interpreters = pythons.pick_interpreters(request.python_versions, found, supported, host)

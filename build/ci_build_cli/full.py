@@ -167,7 +167,7 @@ def sandbox_python(request: Request) -> Interpreter:
     """The Python `native` and `preflight` build JAX's modules for in full mode: the sandbox's
     first of those the JAX tree builds for (InputError where it has none of them)."""
     tree = sources.jax_pythons(request.source_dirs.get("jax"))
-    found = pythons.find_interpreters(make_sandbox=not request.dry_run)
+    found = pythons.find_interpreters(predict_from_layers=not request.dry_run)
     if found is None:
         found = pythons.assumed_sandbox_interpreters(tree.pythons)
     inside = [i for i in found if i.bind is None and i.version in tree.pythons]

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from third_party.gpus import extract_archive, find_rocm_config as finder
+from tools.sandbox.cache import nearest_existing
 
 
 class InputError(Exception):
@@ -183,9 +184,7 @@ def output_dir(value: str | os.PathLike) -> Path:
     """The wheels' folder: an existing writable folder, or one that can be made (its nearest
     existing parent is a writable folder)."""
     path = Path(value).expanduser().absolute()
-    existing = path
-    while not existing.exists():
-        existing = existing.parent
+    existing = nearest_existing(path)
     if existing == path and not path.is_dir():
         raise InputError(f"--output-dir={value} is a file, not a folder: name a folder for the wheels")
     if not existing.is_dir():
@@ -209,9 +208,7 @@ def checkout_path(checkout: Path) -> None:
 def cache_dir(path: Path) -> Path:
     """The folder ci_build and the sandbox keep their state in ($XDG_CACHE_HOME/jax-rocm-build):
     writable, or makeable in a writable folder."""
-    existing = path
-    while not existing.exists():
-        existing = existing.parent
+    existing = nearest_existing(path)
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         raise InputError(f"{path} (where ci_build and the sandbox keep their state: $XDG_CACHE_HOME/jax-rocm-build, "
                          f"else ~/.cache/jax-rocm-build) cannot be written: {existing} is not a writable folder; set "

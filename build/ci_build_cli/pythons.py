@@ -52,13 +52,14 @@ def sandbox_versions() -> tuple[str, ...] | None:
                  and (root / f"usr/include/python3.{m}/Python.h").exists())
 
 
-def find_interpreters(make_sandbox: bool = True) -> list[Interpreter] | None:
+def find_interpreters(predict_from_layers: bool = True) -> list[Interpreter] | None:
     """CPython interpreters with headers: the sandbox's (its ready root's), then the host's
-    (mounted into the sandbox). None where no root is ready, unless make_sandbox: then those a
-    root has before it is built (PROFILE_PYTHONS), for answering --python-versions at once."""
+    (mounted into the sandbox). Where no root is ready: with predict_from_layers, those a root of
+    the profile is built with (PROFILE_PYTHONS), for answering --python-versions at once; else None
+    (a dry run names what it assumes instead). Nothing here builds or runs the sandbox."""
     versions = sandbox_versions()
     if versions is None:
-        if not make_sandbox:
+        if not predict_from_layers:
             return None
         versions = PROFILE_PYTHONS[SANDBOX_PROFILE]
     found = {v: Interpreter(v, f"/usr/bin/python{v}", None) for v in versions}
@@ -76,7 +77,7 @@ def check_requested(requested: str, supported: Sequence[str], host: bool) -> Non
     """--python-versions against the interpreters that would serve it, before anything runs
     (InputError: pick_interpreters'): in host mode this machine's, else the sandbox's (its root's,
     or those a root is built with) and the host's that can be mounted in."""
-    found = find_host_interpreters() if host else find_interpreters(make_sandbox=True)
+    found = find_host_interpreters() if host else find_interpreters(predict_from_layers=True)
     pick_interpreters(requested, found, supported, host)
 
 

@@ -1555,11 +1555,11 @@ def test_the_sandboxs_pythons_are_read_from_its_root_and_nothing_runs_in_it(monk
             (root / f"usr/include/python{version}/Python.h").touch()
     monkeypatch.setattr(pythons, "ready_root", lambda paths: root)
     assert pythons.sandbox_versions() == ("3.13", "3.14")
-    inside = [i for i in pythons.find_interpreters(make_sandbox=False) if i.bind is None]
+    inside = [i for i in pythons.find_interpreters(predict_from_layers=False) if i.bind is None]
     assert inside == [pythons.Interpreter("3.13", "/usr/bin/python3.13", None),
                       pythons.Interpreter("3.14", "/usr/bin/python3.14", None)]
     monkeypatch.setattr(pythons, "ready_root", lambda paths: None)
-    assert pythons.find_interpreters(make_sandbox=False) is None
+    assert pythons.find_interpreters(predict_from_layers=False) is None
     assert [i.version for i in pythons.find_interpreters() if i.bind is None] == list(pythons.PROFILE_PYTHONS["full"])
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from . import SandboxError, fmt_secs, log
-from .cache import Paths, flock, try_flock_exclusive
+from .cache import Paths, flock, nearest_existing, try_flock_exclusive
 from .environment import host_ca_bundle, sandbox_env, standard_binds
 from .layers import REQUIRED_FREE_GB, STAMP, SUITE, Layer, Plan, Stamp, layers_of, plan, root_id, stamp_for, wanted_layers
 from .namespaces import NO_SANDBOX, Bind, Enter, enter, rootless, rootless_maps
@@ -123,10 +123,7 @@ def check_mirror(mirror: str) -> None:
 def check_free_space(paths: Paths, profile: str) -> None:
     """The disk under the cache (its nearest existing folder: a check writes nothing) has room for a root of `profile`."""
     need = REQUIRED_FREE_GB[profile]
-    existing = paths.cache
-    while not existing.exists():
-        existing = existing.parent
-    free = shutil.disk_usage(existing).free / 1e9
+    free = shutil.disk_usage(nearest_existing(paths.cache)).free / 1e9
     if free < need:
         raise SandboxError(
             f"disk full: the '{profile}' sandbox needs about {need} GB free under {paths.cache}, {free:.1f} GB is; "

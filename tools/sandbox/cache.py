@@ -17,6 +17,14 @@ from . import log
 from .action_cache import root_key
 
 
+def nearest_existing(path: Path) -> Path:
+    """`path`, or the nearest of its parents that exists: where a folder that is not made yet
+    would be made (its permissions, its disk)."""
+    while not path.exists():
+        path = path.parent
+    return path
+
+
 @dataclasses.dataclass(frozen=True)
 class Paths:
     cache: Path  # ${XDG_CACHE_HOME:-~/.cache}/jax-rocm-build
