@@ -4,7 +4,7 @@
     python3 -m bench.action_counts /tmp/events
 
 With JAX_ROCM_BAZEL_EVENTS=DIR, every build-like command Bazel runs in the sandbox writes its
-build events to a file of its own in DIR (tools/sandbox/environment.py, the launcher).
+build events to a file of its own in DIR (sandbox/environment.py, the launcher).
 This sums the spawns each command's BuildMetrics counts by runner: executed (sandboxed, local,
 remote), taken from a cache (disk cache hit, remote cache hit), and Bazel-internal ones.
 """

@@ -2,8 +2,8 @@
 
     python3 -m bench.bench_bazel_jvm [--runs 3]
 
-Every `python3 -m tools.sandbox run` starts a new Bazel server (it dies with the run), and the
-sandbox's rc starts it with `-XX:TieredStopAtLevel=1` (tools/sandbox/environment.py).
+Every `python3 -m sandbox run` starts a new Bazel server (it dies with the run), and the
+sandbox's rc starts it with `-XX:TieredStopAtLevel=1` (sandbox/environment.py).
 In a private copy of the checkout, after one build that fills its output base, this times
 `sandbox.py run -- bazel build` of the stand-in PJRT plugin (answered from the output base
 and the shared action cache, as most test commands are) `--runs` times each way,
@@ -52,7 +52,7 @@ def main() -> int:
             subprocess.run(["rm", "-rf", str(workspace)], check=False)
             subprocess.run([*SANDBOX, "prune"], env=module_environment(), check=False, capture_output=True)  # its output base
     baseline = statistics.mean(times["full tiered JIT (baseline)"])
-    print(f"tools.sandbox run -- bazel {' '.join(BUILD)}  ({args.runs} runs each, a new server each run)")
+    print(f"sandbox run -- bazel {' '.join(BUILD)}  ({args.runs} runs each, a new server each run)")
     for way, samples in times.items():
         mean = statistics.mean(samples)
         print(f"  {way:28} {mean:6.2f} s  {mean / baseline:5.2f}x   ({', '.join(f'{s:.2f}' for s in samples)})")

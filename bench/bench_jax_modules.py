@@ -38,7 +38,7 @@ def cold_build(workspace: Path, flags: list[str], output_base: Path, extra: list
               f"bazel --output_base={output_base} build {' '.join(flags)} {TARGET} >{output_base}.log 2>&1; "
               f"status=$?; end=$(date +%s.%N); bazel --output_base={output_base} shutdown; "
               f"echo \"$status $start $end\"")
-    # A cold build: without the shared action cache tools/sandbox gives every run (unless off).
+    # A cold build: without the shared action cache sandbox gives every run (unless off).
     result = subprocess.run(SANDBOX + ["run", *extra, "--", "sh", "-c", script], cwd=workspace, capture_output=True, text=True,
                             env=module_environment() | {"JAX_ROCM_ACTION_CACHE": "off"})
     status, start, end = result.stdout.split()[-3:]

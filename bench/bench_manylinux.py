@@ -38,7 +38,7 @@ def dist_wheels(checkout: Path, toolchain: str, targets: str, pythons: str, outp
            "dist_wheels", "--allow-stand-ins", f"--host-toolchain={toolchain}", f"--amdgpu-targets={targets}",
            f"--python-versions={pythons}", f"--output-dir={output}"]
     start = time.perf_counter()
-    # A cold build: without the shared action cache tools/sandbox gives every run (the other
+    # A cold build: without the shared action cache sandbox gives every run (the other
     # toolchain's or an earlier run's results would be taken instead of built).
     result = subprocess.run(cmd, cwd=checkout, capture_output=True, text=True, env=dict(os.environ, JAX_ROCM_ACTION_CACHE="off"))
     elapsed = time.perf_counter() - start

@@ -13,23 +13,23 @@ from typing import Iterator
 
 import pytest
 
+from sandbox import session
+from sandbox.cache import Paths
 from tests.infra import result_cache
 from tools.copy_workspace import copy_workspace, holds_clones, release_clones, remove_stale_clones, worker_checkout
 from tools.modules import module_environment
-from tools.sandbox import session
-from tools.sandbox.cache import Paths
 
 SOURCE_CHECKOUT = Path(__file__).resolve().parent.parent
 # The checkout this test process builds, runs and reads in. tools/run_tests.py runs pytest-xdist
 # workers: the first (or a run without xdist) takes this checkout; each other one a clone of it
 # with the same working-tree files, made here before any test module is imported. Bazel servers
-# of two `tools.sandbox run`s sharing one output base would stop each other's (each dies with its
+# of two `sandbox run`s sharing one output base would stop each other's (each dies with its
 # run), and ci_build's checkout lock would serialise the workers.
 CHECKOUT = worker_checkout(SOURCE_CHECKOUT, os.environ.get("PYTEST_XDIST_WORKER"),
                            os.environ.get("PYTEST_XDIST_TESTRUNUID"))
 # The sandbox's command line, run as a module of this worker's checkout (sandbox_environment).
 # -P (3.11+): the checkout on PYTHONPATH decides, not a scratch copy the command runs in.
-SANDBOX = [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "tools.sandbox"]
+SANDBOX = [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "sandbox"]
 # JAX's modules are built in CI from examples/jax, this project's stand-in laid out like
 # JAX's tree (the same //jaxlib/rocm BUILD path a real checkout takes, labelled stand-in).
 EXAMPLES_JAX = CHECKOUT / "examples" / "jax"
@@ -48,7 +48,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     result_cache.register(config, SOURCE_CHECKOUT)
     # A SIGKILL of the test command leaves nothing running: each xdist worker ends with the
-    # controller, and ci_build and tools.sandbox, started by a test, with whatever started them.
+    # controller, and ci_build and sandbox, started by a test, with whatever started them.
     os.environ[session.DIE_WITH_PARENT_ENV] = "1"
     if os.environ.get("PYTEST_XDIST_WORKER"):
         session.die_with_parent_if_asked()
@@ -138,7 +138,7 @@ def tracked(*patterns: str) -> list[str]:
 
 
 def sandbox_binds(*paths: Path) -> list[str]:
-    """`tools.sandbox run` arguments mounting these trees (an archive: its folder); the sandbox leaves
+    """`sandbox run` arguments mounting these trees (an archive: its folder); the sandbox leaves
     out those it mounts anyway (the checkout, /tmp)."""
     folders = dict.fromkeys(str(path if path.is_dir() else path.parent) for path in paths)
     return [a for folder in folders for a in ("--bind", folder)]
@@ -174,20 +174,20 @@ def kfd_tree(root: Path, nodes: list[tuple[int, int]], dev_kfd: bool = True) -> 
 
 
 def sandbox(*args: str, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
-    """Runs `python3 -m tools.sandbox` with the host's Python, as a user would (from any folder)."""
+    """Runs `python3 -m sandbox` with the host's Python, as a user would (from any folder)."""
     kwargs.setdefault("capture_output", True)
     kwargs.setdefault("text", True)
     kwargs["env"] = sandbox_environment(kwargs.get("env"))
     result = subprocess.run([*SANDBOX, *args], **kwargs)
     if check and result.returncode != 0:
-        raise AssertionError(f"tools.sandbox {' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
+        raise AssertionError(f"sandbox {' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
     return result
 
 
 @pytest.fixture(scope="session")
 def sandbox_root(request: pytest.FixtureRequest) -> Iterator[Path]:
     """The real sandbox root (built on first use: about 2 minutes cold), and this worker's
-    session in it (tools/sandbox/session.py): every `tools.sandbox run` of the worker's tests,
+    session in it (sandbox/session.py): every `sandbox run` of the worker's tests,
     ci_build's included, runs in one PID namespace, so a workspace's Bazel server serves its
     next command instead of each paying a start and a new analysis. A test of how a command
     ends on its own runs it with without_session()."""

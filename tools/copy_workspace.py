@@ -95,7 +95,7 @@ def holds_clones() -> bool:
 
 def remove_stale_clones(tmp: Path | None = None) -> list[Path]:
     """Removes the workers' clones of runs no worker holds any more (a killed or interrupted
-    suite); returns them. Their Bazel output bases go with `python3 -m tools.sandbox prune` after."""
+    suite); returns them. Their Bazel output bases go with `python3 -m sandbox prune` after."""
     removed = []
     for run in sorted(Path(tmp or tempfile.gettempdir()).glob(f"{WORKER_CLONES}*")):
         try:

@@ -10,7 +10,7 @@ optionally compressed (--offload-compress). This reads them without LLVM:
 
 `--json` prints every bundle and entry. Exit status 1 when the file has no HIP device code.
 pyelftools finds the section (the test venv has it, pinned in requirements-test.txt; the
-sandbox root Debian's python3-pyelftools, tools/sandbox/layers.py).
+sandbox root Debian's python3-pyelftools, sandbox/layers.py).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """How the programs of this checkout run each other: as modules of the checkout, the one
-package root of its Python (`python3 -m tools.sandbox ...`).
+package root of its Python (`python3 -m sandbox ...`).
 
 A program started from the checkout (`python3 -m X`) has the checkout on its sys.path through
-its working folder; its children may run elsewhere (`tools.sandbox run` runs its command in the
+its working folder; its children may run elsewhere (`sandbox run` runs its command in the
 caller's folder), so they are given the checkout on PYTHONPATH instead.
 """
 
@@ -42,4 +42,4 @@ def restore_caller_pythonpath() -> None:
             del os.environ["PYTHONPATH"]
 
 
-SANDBOX = module_command("tools.sandbox")
+SANDBOX = module_command("sandbox")

@@ -7,7 +7,7 @@ FFI headers from jaxlib. Bazel fetches them itself where it can; where only pip 
 reach PyPI (a proxy Java does not trust, a pip mirror, an air gap with a wheelhouse),
 this downloads each with `pip download`. Pins with a `debian_source` (abseil) are the
 release archive Debian ships as a source package's orig tarball: `apt-get source
---download-only` fetches it, inside the sandbox (a Debian sid root, tools/sandbox).
+--download-only` fetches it, inside the sandbox (a Debian sid root, sandbox).
 Each file is checked against the pin's sha256 before it is placed in the distdir
 (default: the sandbox's, ~/.cache/jax-rocm-build/distdir) under the basename of the
 pin's URL, where Bazel takes it by file name and hash. Pins reachable neither way
@@ -27,9 +27,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from sandbox import interrupted
 from tools.digest import sha256_of
 from tools.modules import SANDBOX, module_environment
-from tools.sandbox import interrupted
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 PYPI_HOST = "files.pythonhosted.org"
@@ -122,7 +122,7 @@ def fetch_debian_source(source: DebianSource, distdir: Path) -> str:
         if result.returncode != 0 or not got.exists():
             detail = (result.stderr.strip() or result.stdout.strip()).splitlines()[-1:] or ["no such file"]
             raise RuntimeError(f"apt-get source could not fetch {source.package} {source.version} ({source.orig}): {detail[0]}; "
-                               "is Debian's mirror reachable, and the sandbox built (python3 -m tools.sandbox ensure)?")
+                               "is Debian's mirror reachable, and the sandbox built (python3 -m sandbox ensure)?")
         actual = sha256_of(got)
         if actual != source.sha256:
             raise RuntimeError(f"{source.orig} from Debian has sha256 {actual}, "

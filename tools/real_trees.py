@@ -892,7 +892,7 @@ def _fetch_debian(info: dict[str, str], tarball: Path) -> None:
         if result.returncode != 0 or not got.is_file():
             detail = (result.stderr.strip() or result.stdout.strip()).splitlines()[-1:] or ["no such file"]
             raise TreeError(f"apt-get source {info['source']} gave no {info['file']} ({detail[0]}); is Debian's mirror "
-                            f"reachable and the sandbox built (python3 -m tools.sandbox ensure)? Or put the file in {tarball.parent}")
+                            f"reachable and the sandbox built (python3 -m sandbox ensure)? Or put the file in {tarball.parent}")
         shutil.copyfile(got, tarball)
 
 

@@ -11,10 +11,10 @@
 Arguments are passed to pytest. The venv with the pinned packages of
 requirements-test.txt lives under ${XDG_CACHE_HOME:-~/.cache}/jax-rocm-build/venvs/
 and is reused while that file is unchanged. Unless only the unit tier is asked for, the
-sandbox root is built or checked (python3 -m tools.sandbox ensure) in the background meanwhile;
+sandbox root is built or checked (python3 -m sandbox ensure) in the background meanwhile;
 the first `bazel`-tier test waits for it. Tests run in two pytest-xdist workers, a file each at
 a time, each worker building in its own checkout (the second in a clone under /tmp) and running
-every sandbox command in one sandbox session of its own (tools/sandbox/session.py: one Bazel
+every sandbox command in one sandbox session of its own (sandbox/session.py: one Bazel
 server per workspace for the whole run); `-n 0` runs them in one process, `-n N` in N.
 A bazel or e2e test that passed (or skipped) is not run again while the checkout's files, the
 environment and the sandbox root are the same (tests/infra/result_cache.py, as `bazel test`
@@ -65,14 +65,14 @@ def parallel_args(argv: list[str]) -> list[str]:
 
 
 def missing_prerequisite(profile: str) -> str:
-    """The one line of `python3 -m tools.sandbox ensure --check` when this machine cannot build
+    """The one line of `python3 -m sandbox ensure --check` when this machine cannot build
     the sandbox the bazel and e2e tiers need (no uidmap or subordinate ids, no mmdebstrap, too
     little disk); "" when it can, or has it already."""
-    check = subprocess.run([sys.executable, "-m", "tools.sandbox", "ensure", "--check", f"--rocm={profile}"],
+    check = subprocess.run([sys.executable, "-m", "sandbox", "ensure", "--check", f"--rocm={profile}"],
                            cwd=CHECKOUT, capture_output=True, text=True)
     if check.returncode == 0:
         return ""
-    return (check.stderr.strip().splitlines() or [f"tools.sandbox ensure --check exited {check.returncode}"])[-1]
+    return (check.stderr.strip().splitlines() or [f"sandbox ensure --check exited {check.returncode}"])[-1]
 
 
 def main(argv: list[str]) -> int:
@@ -81,7 +81,7 @@ def main(argv: list[str]) -> int:
     # they would otherwise fill the disk.
     subprocess.run([sys.executable, "-m", "tools.copy_workspace", "--remove-stale-clones"], cwd=CHECKOUT,
                    check=False)
-    subprocess.run([sys.executable, "-m", "tools.sandbox", "prune"], cwd=CHECKOUT, check=False)
+    subprocess.run([sys.executable, "-m", "sandbox", "prune"], cwd=CHECKOUT, check=False)
     if not only_unit_tests(argv):
         profile = os.environ.get("JAX_ROCM_TEST_PROFILE", "full")
         missing = missing_prerequisite(profile)
@@ -100,7 +100,7 @@ def main(argv: list[str]) -> int:
         log = Path(tempfile.gettempdir()) / f"run_tests-ensure-{os.getpid()}.log"
         print(f"run_tests: building or checking the sandbox in the background (log, kept if it fails: {log})",
               file=sys.stderr, flush=True)
-        ensure = [sys.executable, "-m", "tools.sandbox", "ensure", f"--rocm={profile}"]
+        ensure = [sys.executable, "-m", "sandbox", "ensure", f"--rocm={profile}"]
         subprocess.Popen(["sh", "-c", 'log=$1; shift; "$@" >"$log" 2>&1 && rm -f "$log"', "sh", str(log), *ensure],
                          stdin=subprocess.DEVNULL, cwd=CHECKOUT)
     python = ensure_venv("test", REQUIREMENTS, "run_tests")

@@ -29,7 +29,7 @@ from .request import Request
 # sandbox runs it: without the sandbox's kernels-mode stand-in modules (--nosystem_rc drops
 # them; full/debian.bazelrc says what Debian's Bazel needs instead), but with what every
 # workspace in the sandbox shares, the action cache among it: the part of the system rc the
-# sandbox also writes alone (tools/sandbox/environment.py, SHARED_BAZELRC).
+# sandbox also writes alone (sandbox/environment.py, SHARED_BAZELRC).
 FULL = CHECKOUT / "full"
 SHARED_BAZELRC = "/etc/bazel.shared.bazelrc"
 FULL_BAZEL = ["/usr/bin/bazel", "--nosystem_rc", f"--bazelrc={SHARED_BAZELRC}", "--bazelrc=debian.bazelrc",
@@ -174,7 +174,7 @@ def sandbox_python(request: Request) -> Interpreter:
     if not inside:
         have = ", ".join(i.version for i in found if i.bind is None) or "none"
         raise inputs.InputError(f"{tree} builds jaxlib for Python {', '.join(tree.pythons)}, and the sandbox has none "
-                                f"of them (it has {have}): add one (python3 -m tools.sandbox ensure --help), or build "
+                                f"of them (it has {have}): add one (python3 -m sandbox ensure --help), or build "
                                 "from another JAX tree")
     return inside[0]
 

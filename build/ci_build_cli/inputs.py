@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from sandbox.cache import nearest_existing
 from third_party.gpus import extract_archive, find_rocm_config as finder
-from tools.sandbox.cache import nearest_existing
 
 
 class InputError(Exception):

@@ -12,9 +12,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tools.sandbox.build import ready_root
-from tools.sandbox.cache import Paths
-from tools.sandbox.layers import OPTIONAL_PYTHONS, PROFILE_PYTHONS
+from sandbox.build import ready_root
+from sandbox.cache import Paths
+from sandbox.layers import OPTIONAL_PYTHONS, PROFILE_PYTHONS
 
 from .inputs import InputError
 from .paths import SANDBOX_PROFILE
@@ -104,7 +104,7 @@ def left_out(found: list[Interpreter], supported: Sequence[str], host: bool = Fa
 def _how_to_add(v: str, host: bool) -> str:
     if host:
         return f"install python{v} and its headers (python{v}-dev, or pyenv, python.org) so that python{v} is on PATH"
-    debian = (f"add Debian's to the sandbox (python3 -m tools.sandbox ensure --rocm=full --python={v}), or "
+    debian = (f"add Debian's to the sandbox (python3 -m sandbox ensure --rocm=full --python={v}), or "
               if v in OPTIONAL_PYTHONS else "")
     return (f"{debian}install python{v} with its headers under a prefix of its own on the host (pyenv, python.org; the "
             "sandbox's /usr is Debian sid's, not the host's) and it is mounted into the sandbox, or build in host "
@@ -134,7 +134,7 @@ def pick_interpreters(requested: str | None, found: list[Interpreter], supported
         have = ", ".join(f"{i.version} ({i.path})" for i in found) or "none"
         first = missing[0]
         how = (f"install python{first} and its headers (python{first}-dev) so that python{first} is on PATH" if host else
-               (f"add Debian's to the sandbox (python3 -m tools.sandbox ensure --rocm=full --python={first}), " if
+               (f"add Debian's to the sandbox (python3 -m sandbox ensure --rocm=full --python={first}), " if
                 first in OPTIONAL_PYTHONS else "") +
                f"install python{first} with its headers under a prefix of its own (pyenv, python.org: mounted into the "
                f"sandbox), or build in host mode (--host) with your own python{first}-dev")

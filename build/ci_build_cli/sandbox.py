@@ -1,5 +1,5 @@
 """How ci_build runs things: every command through spawn (none outlives ci_build), in the
-sandbox (python3 -m tools.sandbox run) with the host folders the build reads mounted, or in host mode
+sandbox (python3 -m sandbox run) with the host folders the build reads mounted, or in host mode
 (--host, JAX_ROCM_HOST=1) directly on this machine with the user's own Bazel; with the Bazel
 flags every build shares, one build per checkout at a time.
 
@@ -21,8 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-from tools.sandbox import build as sandbox_build, session
-from tools.sandbox.cache import Paths
+from sandbox import build as sandbox_build, session
+from sandbox.cache import Paths
 
 from . import toolkit
 from .inputs import InputError
@@ -30,11 +30,11 @@ from .paths import CACHE, CHECKOUT, PREFETCH, SANDBOX, SANDBOX_PROFILE
 from .request import Request
 
 # In each child, before exec: the kernel kills it when ci_build dies, even by SIGKILL; the
-# sandbox's own children follow it (tools/sandbox/namespaces.py), Bazel's server too.
+# sandbox's own children follow it (sandbox/namespaces.py), Bazel's server too.
 _die_with_ci_build = session.die_with_parent
 
 
-# ci_build's sandbox session (tools/sandbox/session.py), open from its first `sandbox run` to its
+# ci_build's sandbox session (sandbox/session.py), open from its first `sandbox run` to its
 # end: the Bazel server the first command starts serves every later one (a build per Python,
 # the tagging build, the pre-flight's stages) instead of each paying a server's start and a
 # new analysis. It ends with ci_build, killed or not.
@@ -217,7 +217,7 @@ def host_from_env(value: str | None) -> bool:
 def check_prerequisites(request: Request) -> None:
     """What this machine must have for the command, named before anything is downloaded, locked
     or built, dry runs included (InputError): in host mode the user's Bazel; else what building
-    the sandbox needs where it is not built yet (tools/sandbox/build.py: root, or mmdebstrap,
+    the sandbox needs where it is not built yet (sandbox/build.py: root, or mmdebstrap,
     uidmap and subordinate ids; the disk)."""
     if request.host:
         find_host_bazel(dict(os.environ), request.given.get("host", "--host"))

@@ -27,7 +27,7 @@ from . import inputs, sources
 from .paths import OURS
 from .request import Request, RocmSource
 
-# The sandbox root's own system folders (tools/sandbox/environment.py): a toolkit under
+# The sandbox root's own system folders (sandbox/environment.py): a toolkit under
 # one of them is the sandbox's (--rocm-path=/usr: Debian's ROCm inside), never mounted.
 SANDBOX_OWN_DIRS = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/var/lib", "/proc", "/sys", "/dev", "/run")
 

@@ -1,6 +1,6 @@
 """Driver of tests/bazel/test_rbe_dynamic.py: --config=rocm_rbe_dynamic on the loopback cluster.
 
-    python3 -m tools.sandbox run -- python3 -m tests.bazel.rbe_dynamic_driver [COPY]
+    python3 -m sandbox run -- python3 -m tests.bazel.rbe_dynamic_driver [COPY]
 
 (from the checkout: it runs as a module of it, inside the sandbox root.)
 

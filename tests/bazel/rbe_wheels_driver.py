@@ -129,7 +129,7 @@ def cluster(workdir: Path, runner: str) -> Iterator[dict[str, str]]:
         log(f"cluster ready at {env['JAX_ROCM_RBE_EXECUTOR']}")
         yield env
     finally:
-        # tools.sandbox passes SIGTERM on; the cluster stops itself, and the sandbox's PID
+        # sandbox passes SIGTERM on; the cluster stops itself, and the sandbox's PID
         # namespace takes whatever is left with it.
         proc.send_signal(signal.SIGTERM)
         try:
@@ -157,7 +157,7 @@ def ci_build(copy: Path, rbe: str, extra: Sequence[str], markers: Sequence[str])
     argv = [sys.executable, str(copy / "build" / "ci_build"), *CI_BUILD_ARGS, f"--rbe={rbe}", f"--output-dir={dist}", *extra]
     log(f"{copy}: {' '.join(argv[1:])}")
     t0 = time.monotonic()
-    # No shared action cache (tools/sandbox gives one to every run unless this says off): its
+    # No shared action cache (sandbox gives one to every run unless this says off): its
     # hits would show as "disk cache hit" instead of the remote spawns and remote cache hits checked
     # here, and the local reference wheels could come from the remote phases' results.
     env = dict(os.environ, JAX_ROCM_ACTION_CACHE="off")

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from sandbox import session
 from tests.conftest import CHECKOUT, without_session
-from tools.sandbox import session
 
 pytestmark = pytest.mark.bazel
 
@@ -29,7 +29,7 @@ def alone(sandbox_root):
     """ci_build as from a user's shell (without_session): its own sandbox session, which ends with
     it, not the worker's; whose server of this checkout is shut down first, as no user's shell
     would have it."""
-    subprocess.run([sys.executable, "-m", "tools.sandbox", "run", "--", "bazel", "shutdown"], cwd=CHECKOUT,
+    subprocess.run([sys.executable, "-m", "sandbox", "run", "--", "bazel", "shutdown"], cwd=CHECKOUT,
                    capture_output=True, check=True)
 
 
@@ -49,15 +49,15 @@ def processes_of_this_checkout() -> list[str]:
         except OSError:
             continue
         # The checkout as a whole path: /home/u/fresh must not match /home/u/fresh-cache/... . A
-        # sandbox run (`python3 -m tools.sandbox run`) need not name it: ci_build starts it there.
+        # sandbox run (`python3 -m sandbox run`) need not name it: ci_build starts it there.
         names_checkout = re.search(re.escape(str(CHECKOUT)) + r"(/|\s|$)", cmdline) or working_folder(pid) == CHECKOUT
         # Bazel by its program name (the client `bazel`, the server `bazel(<workspace>)`), not by
         # the word anywhere: the pytest controller running tests/bazel/... from here is no Bazel.
         program = Path(cmdline.split(" ", 1)[0]).name
         is_bazel = program == "bazel" or program.startswith("bazel(")
-        # ci_build's own session (tools/sandbox/session.py), not this worker's.
+        # ci_build's own session (sandbox/session.py), not this worker's.
         worker_session = os.environ.get(session.SESSION_ENV) or "-"
-        sandbox = "-m tools.sandbox run" in cmdline or ("-m tools.sandbox serve" in cmdline and worker_session not in cmdline)
+        sandbox = "-m sandbox run" in cmdline or ("-m sandbox serve" in cmdline and worker_session not in cmdline)
         if int(pid) != os.getpid() and (sandbox or is_bazel) and names_checkout:
             found.append(f"{pid}: {cmdline[:200]}")
     return found
@@ -226,5 +226,5 @@ def test_a_first_run_interrupted_while_the_sandbox_is_built_is_quiet_and_leaves_
     assert wait_for(lambda: not group_members(run.pid), 20), group_members(run.pid)
     assert not leftovers_in_tmp(started)
     assert not [m for m in Path("/proc/mounts").read_text().splitlines() if str(tmp_path) in m]
-    subprocess.run([sys.executable, "-m", "tools.sandbox", "clean"], cwd=CHECKOUT, capture_output=True,
+    subprocess.run([sys.executable, "-m", "sandbox", "clean"], cwd=CHECKOUT, capture_output=True,
                    env=without_session(dict(os.environ, XDG_CACHE_HOME=str(cache))))

@@ -3,7 +3,7 @@ Bazel and ROCm, as an unprivileged user, the wheels it makes are the sandboxed b
 for byte.
 
 The machine is the sandbox root itself (Debian's Bazel 7.7.1, ROCm, Pythons 3.13 and 3.14),
-entered by `python3 -m tools.sandbox run` and left at once for an unprivileged user (setpriv) who owns a
+entered by `python3 -m sandbox run` and left at once for an unprivileged user (setpriv) who owns a
 copy of the checkout, a HOME, an XDG_CACHE_HOME and a Bazel output root of their own. Their
 ~/.bazelrc names that output root: the root's /etc/bazel.bazelrc names root's, which they
 cannot write (it also names the offline overlay, which is what an air-gapped user adds
@@ -32,10 +32,10 @@ from pathlib import Path
 
 import pytest
 
+from sandbox.cache import Paths
 from tests.conftest import CHECKOUT, sandbox
 from tests.infra.therock_toolkit import MAKE_TARBALL, VERSION
 from tools.copy_workspace import copy_workspace
-from tools.sandbox.cache import Paths
 
 # A cold host-mode build on two cores shared with other builds: well above pytest's 30 minutes.
 # slow tier (docs/testing.md): a cold build as another user with an empty cache, on purpose.
@@ -110,7 +110,7 @@ def host(work, tarball) -> tuple[dict[str, str], str, float]:
 def test_host_mode_runs_the_users_bazel_and_pythons_not_the_sandbox(host):
     _, log, _ = host
     commands = [line for line in log.splitlines() if line.startswith("+ ")]
-    assert not [c for c in commands if "-m tools.sandbox" in c], commands
+    assert not [c for c in commands if "-m sandbox" in c], commands
     builds = [c for c in commands if " build " in c]
     assert builds and all(c.startswith("+ env BAZEL_REAL=/usr/local/bin/bazel ") for c in builds), builds
     assert f"--repo_env=JAX_ROCM_PYTHON=/usr/bin/python{PYTHON}" in builds[-1]

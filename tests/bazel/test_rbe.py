@@ -1,6 +1,6 @@
 """--config=rocm_rbe against a real REAPI cluster: BuildGrid + buildbox on loopback.
 
-One `python3 -m tools.sandbox run` starts the cluster (`python3 -m tools.rbe.cluster run`) and,
+One `python3 -m sandbox run` starts the cluster (`python3 -m tools.rbe.cluster run`) and,
 under it, the module tests.bazel.rbe_driver builds //tests/rocm/hip:libhip_kernels.so three times in a
 private copy of the checkout: locally, remotely, and remotely again after
 `bazel clean` (from the remote cache). The worker is the isolated one (tools/rbe/cluster.py's

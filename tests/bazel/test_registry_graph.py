@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
+from sandbox.cache import Paths
 from tests.conftest import CHECKOUT, sandbox, sandbox_binds
 from tools import registry_graph
-from tools.sandbox.cache import Paths
 
 pytestmark = pytest.mark.bazel
 

@@ -76,7 +76,7 @@ def test_the_pythons_ci_build_expects_before_a_root_exists_are_the_built_roots(s
     """ci_build answers --python-versions before a root is built from PROFILE_PYTHONS; the root
     built from the layers (read from its files) must have exactly those (sid's python3 moved on?)."""
     from build.ci_build_cli import pythons
-    from tools.sandbox.layers import PROFILE_PYTHONS
+    from sandbox.layers import PROFILE_PYTHONS
 
     assert pythons.sandbox_versions() == PROFILE_PYTHONS[TEST_ROCM_PROFILE]
 
@@ -118,7 +118,7 @@ def test_a_bazel_server_leaves_nothing_in_the_hosts_tmp(in_sandbox):
 
 def test_checkout_tmp_and_cwd_are_at_the_same_paths(sandbox_root, tmp_path):
     (tmp_path / "note.txt").write_text("from the host")
-    cli = CHECKOUT / "tools" / "sandbox" / "cli.py"
+    cli = CHECKOUT / "sandbox" / "cli.py"
     result = sandbox("run", "--", "sh", "-c", "pwd; cat note.txt; echo; ls $0", str(cli), cwd=tmp_path)
     assert result.stdout.splitlines() == [str(tmp_path), "from the host", str(cli)]
 
@@ -142,7 +142,7 @@ def test_apt_works_inside(in_sandbox, tmp_path):
 DRIVER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from tools.sandbox import cache, cli as sandbox, layers
+    from sandbox import cache, cli as sandbox, layers
     tiny = layers.Layer("base", ("hello",), probes=("usr/bin/hello",))
     layers.PROFILES.clear()
     layers.PROFILES["tiny"] = (tiny,)

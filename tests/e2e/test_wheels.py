@@ -28,7 +28,7 @@ from tests.conftest import CHECKOUT, require_jax_tree, sandbox, sandbox_binds
 
 pytestmark = pytest.mark.e2e
 
-# The sandbox's Pythons (tools/sandbox/layers.py): each gets a plugin wheel, tested in a venv.
+# The sandbox's Pythons (sandbox/layers.py): each gets a plugin wheel, tested in a venv.
 SANDBOX_PYTHONS = ("3.14", "3.13")
 JAX = ["jax==0.10.2", "jaxlib==0.10.2"]
 # The README's main command, but for the output folder: release wheels of the stand-ins (their
@@ -387,7 +387,7 @@ def test_two_builds_from_different_checkouts_are_byte_identical(wheels, jax_kind
         pytest.skip("examples: cross-checkout reproducibility is test_host_mode's cold build; "
                     "this test proves it for JAX's own kernels (JAX_ROCM_TEST_JAX_TREE)")
     # From the copy, JAX's modules come from the same real tree.
-    # Real execution: hits in the shared action cache (tools/sandbox's) would hand the copy the
+    # Real execution: hits in the shared action cache (sandbox's) would hand the copy the
     # first build's outputs and make this comparison vacuous.
     no_cache = dict(os.environ, JAX_ROCM_ACTION_CACHE="off")
     again, _ = dist_wheels(scratch_checkout, tmp_path / "dist", real_tree(jax_kind), env=no_cache)

@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="spawns replayed at once (default: the cores)")
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
-        parser.error("needs root (mount namespaces): run it inside python3 -m tools.sandbox run")
+        parser.error("needs root (mount namespaces): run it inside python3 -m sandbox run")
     replacements = {}
     for item in args.replace_input:
         path, _, file = item.partition("=")

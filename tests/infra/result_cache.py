@@ -28,12 +28,12 @@ from pathlib import Path
 
 import pytest
 
-from tools.sandbox.action_cache import root_key
-from tools.sandbox.cache import Paths
+from sandbox.action_cache import root_key
+from sandbox.cache import Paths
 
 KEPT_TIERS = ("bazel", "e2e")
 SWITCH_ENV = "JAX_ROCM_TEST_RESULTS"
-# What a test or the sandbox reads from the environment (tools/sandbox/environment.py passes
+# What a test or the sandbox reads from the environment (sandbox/environment.py passes
 # these prefixes in), and the few plain names that change what runs.
 ENV_PREFIXES = ("JAX_", "JAXCI_", "ROCM_", "THEROCK_", "HIP_", "XLA_", "TF_", "PIP_", "BAZEL", "ML_WHEEL_", "PYTEST_")
 ENV_NAMES = ("PATH", "HOME", "XDG_CACHE_HOME", "CI", "TMPDIR", "SOURCE_DATE_EPOCH", "http_proxy", "https_proxy")

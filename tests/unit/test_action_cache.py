@@ -1,4 +1,4 @@
-"""Unit tests of tools/sandbox/action_cache.py: which root a cache belongs to, its bound,
+"""Unit tests of sandbox/action_cache.py: which root a cache belongs to, its bound,
 least-recently-used trimming, and Bazel's garbage-collection lock."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from bench import action_counts
+from sandbox import action_cache, cache, environment
 from tests.conftest import sandbox
 from tools import run_tests
-from tools.sandbox import action_cache, cache, environment
 
 pytestmark = pytest.mark.unit
 

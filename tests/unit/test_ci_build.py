@@ -455,7 +455,7 @@ def test_each_python_of_the_tree_left_out_gets_one_line_saying_how_to_add_it():
     lines = pythons.left_out(FOUND, PIN_PYTHONS)
     assert len(lines) == 1 and lines[0].startswith("Python 3.13 left out: no interpreter with headers (found: 3.11, 3.12, 3.14)")
     assert "install python3.13 with its headers under a prefix of its own" in lines[0]
-    assert "tools.sandbox" not in lines[0]  # Debian's 3.13 is in every full root already
+    assert "python3 -m sandbox" not in lines[0]  # Debian's 3.13 is in every full root already
     empty = pythons.left_out([], PIN_PYTHONS)
     assert len(empty) == 4 and all("(found: none)" in line for line in empty)
     assert pythons.left_out(FOUND, JAX_0_11_PYTHONS) == lines
@@ -464,8 +464,8 @@ def test_each_python_of_the_tree_left_out_gets_one_line_saying_how_to_add_it():
 def test_a_python_the_sandbox_can_add_says_how():
     (line,) = pythons.left_out(FOUND, (*JAX_0_11_PYTHONS[:1], "3.14", "3.15"))
     assert line.startswith("Python 3.15 left out: no interpreter with headers (found: 3.11, 3.12, 3.14); add Debian's "
-                           "to the sandbox (python3 -m tools.sandbox ensure --rocm=full --python=3.15), or install ")
-    with pytest.raises(inputs.InputError, match=re.escape("To add one, add Debian's to the sandbox (python3 -m tools.sandbox "
+                           "to the sandbox (python3 -m sandbox ensure --rocm=full --python=3.15), or install ")
+    with pytest.raises(inputs.InputError, match=re.escape("To add one, add Debian's to the sandbox (python3 -m sandbox "
                                                           "ensure --rocm=full --python=3.15), install python3.15")):
         pythons.pick_interpreters("3.15", FOUND, PIN_PYTHONS)
 
@@ -961,7 +961,7 @@ def test_host_mode_runs_the_users_bazel_with_the_same_flags_and_no_sandbox(recor
         monkeypatch.setenv(*how.split("="))
         how = []
     assert cli.main(DRY_RUN + ["--python-versions=3.12", *how]) == 0
-    assert not [cmd for cmd, _ in recorded if "tools.sandbox" in cmd]  # no tools/sandbox at all (-m tools.sandbox)
+    assert not [cmd for cmd, _ in recorded if "sandbox" in cmd]  # no sandbox at all (-m sandbox)
     assert recorded[0][0] == sandbox.PREFETCH + ["--pypi-only", f"--distdir={sandbox.HOST_DISTDIR}"]
     cmd = bazel_build(recorded)
     launcher = ["env", f"BAZEL_REAL={bazelisk}", sys.executable, str(CHECKOUT / "tools" / "bazel")]
@@ -1244,7 +1244,7 @@ def test_source_trees_outside_the_checkout_are_mounted_into_the_sandbox(tmp_path
     finally:
         shutil.rmtree(outside)
     binds = [command[i + 1] for i, a in enumerate(command) if a == "--bind"]
-    # Every tree outside the checkout, /tmp's too: tools.sandbox leaves out what it mounts anyway.
+    # Every tree outside the checkout, /tmp's too: sandbox leaves out what it mounts anyway.
     assert binds == [str(outside / "xla"), str(tmp_path), "/opt/python"]
     assert command[-1] == "--"
     assert sandbox.sandbox_run(args("--sources=examples")) == sandbox.SANDBOX + ["run", "--"]

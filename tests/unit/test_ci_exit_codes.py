@@ -412,7 +412,7 @@ def test_a_newcomers_typo_is_answered_in_one_line_before_anything_is_made(typo, 
 def test_a_machine_that_cannot_build_the_sandbox_is_named_before_any_download():
     """The README's command as an ordinary user the sandbox cannot be built for (nobody has no
     subordinate ids; without mmdebstrap the same path says so): exit 2 at once, the one line of
-    `python3 -m tools.sandbox ensure --check`, nothing downloaded or built (only ci_build's lock)."""
+    `python3 -m sandbox ensure --check`, nothing downloaded or built (only ci_build's lock)."""
     import shutil
     import tempfile
 
@@ -431,7 +431,7 @@ def test_a_machine_that_cannot_build_the_sandbox_is_named_before_any_download():
     # The first prerequisite this machine lacks for nobody: newuidmap (package uidmap, not on a
     # fresh Debian 12), else nobody's subordinate ids.
     missing = "usermod --add-subuids" if shutil.which("newuidmap") else "package uidmap"
-    errors = [line for line in result.stderr.splitlines() if line.startswith("ci_build: tools/sandbox without root ")]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("ci_build: sandbox without root ")]
     assert len(errors) == 1 and missing in errors[0], result.stderr
     assert "+ " not in result.stderr and "prefetch" not in result.stderr
     assert elapsed < 10, elapsed

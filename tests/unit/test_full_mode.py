@@ -135,7 +135,7 @@ def test_full_modes_bazel_keeps_its_jni_folder_in_the_runs_tmpfs(tmp_path):
     which sets the server's tmpdir to the tmpfs the sandbox mounts for each run (and the action
     cache every workspace shares), but not the kernels-mode stand-in modules."""
     from build.ci_build_cli import full
-    from tools.sandbox import cache, environment
+    from sandbox import cache, environment
 
     assert environment.BAZEL_JVM_TMPFS in environment.RUN_TMPFS
     assert full.SHARED_BAZELRC == environment.SHARED_BAZELRC

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.unit
 SYS_PATH_EDIT = re.compile(r"sys\.path\.(?:insert|append|extend|remove)\(|sys\.path\s*(?:\[[^\]]*\])?\s*\+?=(?!=)|site\.addsitedir\(")
 LOAD_BY_PATH = re.compile(r"spec_from_file_location|SourceFileLoader|runpy\.run_path|imp\.load_source")
 # The packages of the checkout whose modules must import by name (their __main__ modules run).
-PACKAGES = ("build", "tools", "wheel", "bench", "third_party/gpus", "tests/infra")
+PACKAGES = ("build", "sandbox", "tools", "wheel", "bench", "third_party/gpus", "tests/infra")
 
 
 def python_files() -> list[Path]:

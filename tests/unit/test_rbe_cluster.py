@@ -171,7 +171,7 @@ def test_outside_the_sandbox_the_error_says_where_to_run(rbe, monkeypatch, capsy
     monkeypatch.setattr(rbe, "find_pg_bin", lambda: None)
     monkeypatch.setattr(rbe.signal, "signal", lambda *a: None)  # main's SIGTERM handler: not in pytest
     assert rbe.main(["run", "--", "true"]) == 1
-    assert "python3 -m tools.sandbox run -- python3 -m tools.rbe.cluster ..." in capsys.readouterr().err
+    assert "python3 -m sandbox run -- python3 -m tools.rbe.cluster ..." in capsys.readouterr().err
 
 
 def test_run_without_a_command_is_a_usage_error(rbe, capsys):

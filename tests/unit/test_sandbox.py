@@ -1,4 +1,4 @@
-"""Unit tests of tools/sandbox and tools/sandbox/: planning, hashing, locks, clean-up and error paths.
+"""Unit tests of sandbox and sandbox/: planning, hashing, locks, clean-up and error paths.
 
 No sandbox root is built here; the few tests that need root privileges or a
 mount namespace use the host's own (this project's machines run as root).
@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from sandbox import SandboxError, build, cache, environment, layers, namespaces, output_bases
 from tests.conftest import CHECKOUT, PRIVATE_MOUNTS, SANDBOX, sandbox, sandbox_environment, unreachable_by_nobody
-from tools.sandbox import SandboxError, build, cache, environment, layers, namespaces, output_bases
 
 # The sandbox's package, which the `nobody` of the tests below must be able to read.
-SANDBOX_PACKAGE = CHECKOUT / "tools" / "sandbox"
+SANDBOX_PACKAGE = CHECKOUT / "sandbox"
 
 pytestmark = pytest.mark.unit
 
@@ -58,7 +58,7 @@ def test_python_3_15_is_added_on_request_and_kept_by_the_profiles_ensure():
 
 
 def test_ensure_takes_python_and_refuses_one_it_cannot_add(capsys):
-    from tools.sandbox import cli
+    from sandbox import cli
     parsed = cli.parser().parse_args(["ensure", "--rocm=full", "--python=3.15"])
     assert (parsed.rocm, parsed.python) == ("full", ["3.15"])
     assert cli.parser().parse_args(["ensure"]).python == []
@@ -142,8 +142,8 @@ def test_remove_tree_refuses_a_tree_with_a_mount_inside(tmp_path):
     (victim / "keep.txt").write_text("data")
     script = textwrap.dedent(f"""
         from pathlib import Path
-        from tools.sandbox import SandboxError
-        from tools.sandbox.build import remove_tree
+        from sandbox import SandboxError
+        from sandbox.build import remove_tree
         try:
             remove_tree(Path({str(victim)!r}))
         except SandboxError as e:
@@ -163,7 +163,7 @@ def test_build_lock_serialises_two_processes(tmp_path):
     script = textwrap.dedent(f"""
         import time
         from pathlib import Path
-        from tools.sandbox.cache import flock
+        from sandbox.cache import flock
         with flock(Path({str(lock)!r}), True, "WAITING"):
             print("got", time.monotonic(), flush=True)
             time.sleep(1.0)
@@ -225,7 +225,7 @@ def test_generated_bazelrc_resolves_offline_from_this_checkout(tmp_path):
 
 
 def cli(tmp_path, *args, user=None, extra_env=None, prefix=()):
-    # PYTHONPATH names the checkout: `-m tools.sandbox` finds it from any folder, as any user.
+    # PYTHONPATH names the checkout: `-m sandbox` finds it from any folder, as any user.
     env = sandbox_environment(dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), **(extra_env or {})))
     cmd = [*prefix, *SANDBOX, *args]
     if user:
@@ -379,7 +379,7 @@ def test_corrupted_root_is_detected_and_rebuilt(tmp_path):
     paths = cache.Paths(tmp_path / "cache" / "jax-rocm-build")
     fake_root(paths, layers.PROFILES["minimal"], probes=False)
     info = cli(tmp_path, "info")
-    assert info.returncode == 1 and "run `python3 -m tools.sandbox ensure`" in one_error_line(info)
+    assert info.returncode == 1 and "run `python3 -m sandbox ensure`" in one_error_line(info)
     # ensure notices the damage and starts a rebuild (which fails here on the unreachable mirror).
     result = cli(tmp_path, "--mirror=http://127.0.0.1:9/debian", "ensure")
     assert "is corrupted (usr/bin/bazel is missing); rebuilding it" in result.stderr

@@ -6,7 +6,7 @@ tools/rbe/cluster.py --runner=isolated puts this first on the worker's PATH as
 for each action (the staged input root as /, the worker image's read-only binds, a
 private /tmp, /proc, /dev, new PID/network/UTS/IPC namespaces, every capability
 dropped). That isolation is kept whole; two things the sandbox's chroot
-(tools/sandbox/namespaces.py) does not allow are changed:
+(sandbox/namespaces.py) does not allow are changed:
 
   - bwrap makes / a slave mount, which fails (EINVAL) where / is a chroot's folder
     and not a mount: so this first binds the sandbox's / (recursively) onto an empty
@@ -127,7 +127,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         enter_mounted_root(mount_point)
     except OSError as e:
-        print(f"bwrap_in_sandbox: {e}; run the cluster as root inside the sandbox (python3 -m tools.sandbox run)",
+        print(f"bwrap_in_sandbox: {e}; run the cluster as root inside the sandbox (python3 -m sandbox run)",
               file=sys.stderr)
         return 1
     os.execv(REAL_BWRAP, [REAL_BWRAP, *args])

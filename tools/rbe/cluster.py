@@ -1,9 +1,9 @@
 """A throwaway remote-execution (REAPI) cluster on loopback, for --config=rocm_rbe.
 
-    python3 -m tools.sandbox run -- python3 -m tools.rbe.cluster run -- sh -c \\
+    python3 -m sandbox run -- python3 -m tools.rbe.cluster run -- sh -c \\
         'bazel build --config=rocm_rbe --remote_executor=$JAX_ROCM_RBE_EXECUTOR \\
                      --remote_instance_name=$JAX_ROCM_RBE_INSTANCE //tests/rocm/hip:libhip_kernels.so'
-    python3 -m tools.sandbox run -- python3 -m tools.rbe.cluster up     # until Ctrl-C; prints the flags
+    python3 -m sandbox run -- python3 -m tools.rbe.cluster up     # until Ctrl-C; prints the flags
 
 Runs inside the sandbox root (it needs the root's `postgresql` and `buildbox`
 packages), from the checkout, as a module of it. Started in this order, each waited
@@ -424,7 +424,7 @@ def find_tools(cache: Path, runner: str) -> Tools:
     missing = [p for p in needed if not Path(p).exists()]
     if pg_bin is None or missing:
         what = ", ".join([str(p) for p in missing] + (["/usr/lib/postgresql/*/bin/postgres"] if pg_bin is None else []))
-        raise ClusterError(f"missing {what}: run this inside the sandbox root, from the checkout (python3 -m tools.sandbox "
+        raise ClusterError(f"missing {what}: run this inside the sandbox root, from the checkout (python3 -m sandbox "
                            "run -- python3 -m tools.rbe.cluster ...), whose packages `postgresql`, `buildbox` and "
                            "`bubblewrap` provide them")
     return Tools(venv=venv_dir(cache, BUILDGRID_REQUIREMENTS, sys.version), pg_bin=pg_bin, runner=RUNNERS[runner])

@@ -16,7 +16,7 @@ the current directory).
 wheel/wheel_audit.py fails a wheel that still holds such an entry, with the same
 is_build_tree_entry. pyelftools reads the file (it cannot write one: the edits are bytes
 written at the offsets it gives). Bazel runs this with the sandbox's Python, whose root
-has Debian's python3-pyelftools (tools/sandbox/layers.py).
+has Debian's python3-pyelftools (sandbox/layers.py).
 """
 
 from __future__ import annotations

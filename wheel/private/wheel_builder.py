@@ -30,7 +30,7 @@ owns every rule of the format so the Starlark stays declarative:
   count, limits how far reading runs ahead of writing): peak RSS is about 60 MB.
 
 It needs `packaging` (22 or later): Debian's python3-packaging in the sandbox root
-(tools/sandbox/layers.py), where Bazel runs it, and requirements-test.txt's pin
+(sandbox/layers.py), where Bazel runs it, and requirements-test.txt's pin
 in the test venv.
 """
 

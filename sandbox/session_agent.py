@@ -1,4 +1,4 @@
-"""Inside a sandbox session (session.py): runs the commands that `tools.sandbox run` sends it.
+"""Inside a sandbox session (session.py): runs the commands that `sandbox run` sends it.
 
 Runs as the session's command, chroot'ed in the root, on the root's own Python (stdlib only,
 no import of this package): it listens on a Unix socket under /tmp (the host's, mounted at its

@@ -134,17 +134,17 @@ def rootless_maps() -> tuple[IdMap, IdMap]:
     group = grp.getgrgid(gid).gr_name
     if _read("/proc/sys/kernel/unprivileged_userns_clone").strip() == "0" or \
             _read("/proc/sys/user/max_user_namespaces").strip() == "0":
-        raise SandboxError("tools/sandbox without root needs unprivileged user namespaces, which this kernel "
+        raise SandboxError("sandbox without root needs unprivileged user namespaces, which this kernel "
                            "disables: an administrator enables them (sysctl kernel.unprivileged_userns_clone=1 "
                            "user.max_user_namespaces=15000); or run it as root, " + NO_SANDBOX)
     missing = [tool for tool in ("newuidmap", "newgidmap") if shutil.which(tool) is None]
     if missing:
-        raise SandboxError(f"tools/sandbox without root needs {' and '.join(missing)} (Debian/Ubuntu package "
+        raise SandboxError(f"sandbox without root needs {' and '.join(missing)} (Debian/Ubuntu package "
                            "uidmap, Fedora shadow-utils): an administrator installs it once; or run it as root, " + NO_SANDBOX)
     uids = subordinate_range(_read("/etc/subuid"), user, uid)
     gids = subordinate_range(_read("/etc/subgid"), group, gid) or subordinate_range(_read("/etc/subgid"), user, uid)
     if uids is None or gids is None:
-        raise SandboxError(f"tools/sandbox without root maps the sandbox's own users (postgres, _apt) to {user}'s "
+        raise SandboxError(f"sandbox without root maps the sandbox's own users (postgres, _apt) to {user}'s "
                            f"subordinate ids, and /etc/sub{'uid' if uids is None else 'gid'} gives {user} none: an "
                            f"administrator runs `usermod --add-subuids 100000-165535 --add-subgids 100000-165535 {user}`; "
                            "or run it as root, " + NO_SANDBOX)
@@ -319,7 +319,7 @@ def enter(spec: Enter, raise_on_interrupt: bool = False) -> int:
     instead: its failure is the interrupt's, not one to report (a step of `ensure`).
     """
     if spec.root is not None and not Path(spec.root, "proc").is_dir():
-        raise SandboxError(f"sandbox root {spec.root} has no /proc: it is corrupted; run `python3 -m tools.sandbox clean` then `ensure`")
+        raise SandboxError(f"sandbox root {spec.root} has no /proc: it is corrupted; run `python3 -m sandbox clean` then `ensure`")
     maps = rootless_maps() if rootless() else None
     read_fd, write_fd = os.pipe()
     ready_r, ready_w = os.pipe()

@@ -99,7 +99,7 @@ class StepRunner:
         text = "\n".join(tail)
         if "No space left on device" in text:
             return (f"disk full while {what}: free space under {self.log_path.parents[2]} "
-                    "(or point XDG_CACHE_HOME at a larger disk), then re-run `python3 -m tools.sandbox ensure`")
+                    "(or point XDG_CACHE_HOME at a larger disk), then re-run `python3 -m sandbox ensure`")
         if re.search(r"(Could not resolve|Failed to fetch|Temporary failure resolving|Connection (refused|timed out))", text):
             return (f"network failure while {what}: the Debian mirror could not be reached; "
                     f"check connectivity/proxy and re-run (log: {self.log_path})")
@@ -147,14 +147,14 @@ def ensure_debootstrap() -> str:
 
 
 APT_CONF = """\
-// Written by tools/sandbox. The mirror may be a dated snapshot.
+// Written by sandbox. The mirror may be a dated snapshot.
 Acquire::Check-Valid-Until "false";
 Acquire::Retries "3";
 APT::Install-Recommends "false";
 APT::Install-Suggests "false";
 """
 DPKG_CONF = """\
-# Written by tools/sandbox: a throwaway root needs no fsync and no docs.
+# Written by sandbox: a throwaway root needs no fsync and no docs.
 force-unsafe-io
 path-exclude=/usr/share/doc/*
 path-include=/usr/share/doc/*/copyright
@@ -165,7 +165,7 @@ path-exclude=/usr/share/info/*
 
 def apt_sources(mirror: str) -> str:
     return (
-        "# Written by tools/sandbox\n"
+        "# Written by sandbox\n"
         f"Types: deb\nURIs: {mirror}\nSuites: {SUITE} experimental\nComponents: main\n"
         "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n"
     )
@@ -180,7 +180,7 @@ def configure_root(root: Path, paths: Paths, mirror: str) -> None:
     (root / "etc/dpkg/dpkg.cfg.d/90jax-rocm-sandbox").write_text(DPKG_CONF)
     # Packages with services (postgresql) must not start them while installing.
     policy = root / "usr/sbin/policy-rc.d"
-    policy.write_text("#!/bin/sh\n# Written by tools/sandbox: never start services in the sandbox root.\nexit 101\n")
+    policy.write_text("#!/bin/sh\n# Written by sandbox: never start services in the sandbox root.\nexit 101\n")
     policy.chmod(0o755)
 
 
@@ -293,7 +293,7 @@ def build_root(paths: Paths, wanted: Sequence[Layer], plan_: Plan, base_root: Pa
         missing = missing_probes(partial, wanted)
         if missing:
             raise SandboxError(f"packages installed but {missing[0]} is missing from the root; "
-                               "the package set in tools/sandbox/layers.py is wrong")
+                               "the package set in sandbox/layers.py is wrong")
         (partial / STAMP).write_text(stamp_for(wanted, time.time()).to_json())
         remove_tree(final)
         os.rename(partial, final)
@@ -332,7 +332,7 @@ def bootstrap_command(partial: Path, paths: Paths, mirror: str, scratch: Path) -
 
 
 NO_MMDEBSTRAP = ("building the sandbox without root needs mmdebstrap (Debian 12/Ubuntu 22.04: apt-get install "
-                 "mmdebstrap uidmap, once, by an administrator); or run tools/sandbox as root, " + NO_SANDBOX)
+                 "mmdebstrap uidmap, once, by an administrator); or run sandbox as root, " + NO_SANDBOX)
 
 
 def require_privileges() -> None:

@@ -1,4 +1,4 @@
-"""The developer sandbox (`python3 -m tools.sandbox`): a Debian sid root with Bazel and ROCm.
+"""The developer sandbox (`python3 -m sandbox`): a Debian sid root with Bazel and ROCm.
 
 One module per concern, in the order a command goes through them:
 
@@ -16,7 +16,7 @@ One module per concern, in the order a command goes through them:
                   tests), so that Bazel's servers last from one to the next; session_agent.py
                   is its agent inside the root
 
-cli.py is the command line over them (`python3 -m tools.sandbox`, __main__.py). Stdlib only: it
+cli.py is the command line over them (`python3 -m sandbox`, __main__.py). Stdlib only: it
 runs on the host's Python 3.11, as root or not, before any venv exists.
 """
 

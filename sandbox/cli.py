@@ -21,13 +21,13 @@ JAX_ROCM_ACTION_CACHE_GB, default 20; JAX_ROCM_ACTION_CACHE=off for none): a sec
 checkout, a test's copy or an emptied output base takes the results instead of rebuilding.
 
 Everything lives under ${XDG_CACHE_HOME:-~/.cache}/jax-rocm-build/. The package
-set is declared once, in tools/sandbox/layers.py; its hash names the root,
+set is declared once, in sandbox/layers.py; its hash names the root,
 so a change to it rebuilds. A root is built beside the current one and swapped in with one
 atomic symlink rename: an interrupted `ensure` never leaves a root that `run`
 would use. Every command inside the root runs in private mount and PID
 namespaces: no mount and no process (a Bazel server included) outlives it.
 
-This file is the command line; tools/sandbox/ does the work, one module per
+This file is the command line; sandbox/ does the work, one module per
 concern (its __init__.py has the map). Stdlib only; runs on the host's Python 3.11, as root or
 as an ordinary user (then in a user namespace of its own: it needs mmdebstrap, uidmap and a
 subordinate id range, and says so when one is missing).
@@ -80,10 +80,10 @@ def cmd_run(args: argparse.Namespace, paths: Paths) -> int:
     if argv and argv[0] == "--":
         argv = argv[1:]
     if not argv:
-        raise SandboxError("run: no command given; usage: python3 -m tools.sandbox run [--] CMD [ARGS...]")
+        raise SandboxError("run: no command given; usage: python3 -m sandbox run [--] CMD [ARGS...]")
     if ready_root(paths) is None:
         if args.no_ensure:
-            raise SandboxError(f"run --no-ensure: no sandbox under {paths.sandbox} yet; `python3 -m tools.sandbox ensure` "
+            raise SandboxError(f"run --no-ensure: no sandbox under {paths.sandbox} yet; `python3 -m sandbox ensure` "
                                "makes it (or run without --no-ensure)")
         ensure(paths, args.rocm or DEFAULT_PROFILE, args.mirror)
     elif args.rocm:
@@ -92,7 +92,7 @@ def cmd_run(args: argparse.Namespace, paths: Paths) -> int:
     with flock(paths.use_lock, exclusive=False, waiting_msg="waiting for the sandbox to be swapped or cleaned"):
         root = ready_root(paths)
         if root is None:
-            raise SandboxError(f"sandbox root under {paths.sandbox} is corrupted or was removed; run `python3 -m tools.sandbox ensure`")
+            raise SandboxError(f"sandbox root under {paths.sandbox} is corrupted or was removed; run `python3 -m sandbox ensure`")
         disk_cache = shared_action_cache(paths, root)
         spec = Enter(
             tuple(argv), root, tuple(run_binds(paths, [Path(b) for b in args.bind], cwd, disk_cache)),
@@ -113,7 +113,7 @@ def cmd_serve(args: argparse.Namespace, paths: Paths) -> int:
     with flock(paths.use_lock, exclusive=False, waiting_msg="waiting for the sandbox to be swapped or cleaned"):
         root = ready_root(paths)
         if root is None:
-            raise SandboxError(f"serve: no sandbox under {paths.sandbox} yet; `python3 -m tools.sandbox ensure` makes it")
+            raise SandboxError(f"serve: no sandbox under {paths.sandbox} yet; `python3 -m sandbox ensure` makes it")
         binds = tuple(run_binds(paths, [], Path("/"), shared_action_cache(paths, root)))
         return enter(Enter(agent_argv(args.socket, root, binds), root, binds, sandbox_env(), "/", tmpfs=RUN_TMPFS,
                            session=True))
@@ -143,7 +143,7 @@ def trim_action_cache(cache: Path, bound: int, quiet: bool = False) -> action_ca
         result = action_cache.trim(cache, bound)
     except OSError as e:
         raise SandboxError(f"cannot trim the action cache {cache} ({e}); remove it with "
-                           "`python3 -m tools.sandbox clean --action-cache`") from None
+                           "`python3 -m sandbox clean --action-cache`") from None
     if not result.skipped:
         action_cache.mark_trimmed(cache)
     if result.deleted or not quiet:
@@ -178,7 +178,7 @@ def cmd_info(args: argparse.Namespace, paths: Paths) -> int:
     require_privileges()
     root = ready_root(paths)
     if root is None:
-        raise SandboxError(f"no usable sandbox under {paths.sandbox}: run `python3 -m tools.sandbox ensure`")
+        raise SandboxError(f"no usable sandbox under {paths.sandbox}: run `python3 -m sandbox ensure`")
     stamp = read_stamp(root)
     assert stamp is not None
     script = ("bazel --version; clang=$(ls -d /usr/lib/llvm-*/bin/clang 2>/dev/null | sort -V | tail -1); "
@@ -255,15 +255,15 @@ def prune_action_caches(paths: Paths) -> None:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python3 -m tools.sandbox",
+        prog="python3 -m sandbox",
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(
             "examples:\n"
-            "  python3 -m tools.sandbox ensure --rocm=full          # Bazel + the whole ROCm library set\n"
-            "  python3 -m tools.sandbox run -- bazel build //...    # build this checkout offline\n"
-            "  python3 -m tools.sandbox run --bind /srv/src -- make -C /srv/src   # another host folder\n"
-            "  python3 -m tools.sandbox info\n\n"
+            "  python3 -m sandbox ensure --rocm=full          # Bazel + the whole ROCm library set\n"
+            "  python3 -m sandbox run -- bazel build //...    # build this checkout offline\n"
+            "  python3 -m sandbox run --bind /srv/src -- make -C /srv/src   # another host folder\n"
+            "  python3 -m sandbox info\n\n"
             f"Caches live under ${{XDG_CACHE_HOME:-~/.cache}}/jax-rocm-build (now {Paths.default().cache}).\n"
             "Inside `run`: this checkout, /tmp and the current directory at their own paths (a --bind below\n"
             "them adds nothing); "

@@ -4,7 +4,7 @@ Each `run` alone starts a namespace that ends with it, Bazel's server included, 
 that runs Bazel several times (ci_build's builds, the pre-flight's stages, the test suite)
 paid a server's start and a new analysis each time. A session is a namespace that lives as long
 as the process that opened it (`opened`): it sets SESSION_ENV, and every
-`python3 -m tools.sandbox run` under it with that variable sends its command to the session's
+`python3 -m sandbox run` under it with that variable sends its command to the session's
 agent (session_agent.py) instead of starting a namespace of its own. Bazel's servers then last
 from one command to the next; they end with the session, which ends with its opener, even
 killed (the kernel's parent-death signal at each step, as for `run`).
@@ -150,7 +150,7 @@ def opened(checkout: Path, env: dict[str, str] | None = None, timeout: float = 6
         return
     folder = tempfile.mkdtemp(prefix="jax-rocm-session-", dir="/tmp")
     path = f"{folder}/agent.sock"
-    serve = subprocess.Popen([sys.executable, "-m", "tools.sandbox", "serve", "--socket", path], cwd=checkout,
+    serve = subprocess.Popen([sys.executable, "-m", "sandbox", "serve", "--socket", path], cwd=checkout,
                              env=env, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
     deadline = time.monotonic() + timeout
     while serve.poll() is None and ping(path) is None and time.monotonic() < deadline:
