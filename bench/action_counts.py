@@ -1,6 +1,6 @@
 """How many actions a set of Bazel commands executed, and how many they took from a cache.
 
-    JAX_ROCM_BAZEL_EVENTS=/tmp/events python3 -m tools.run_tests -m bazel
+    JAX_ROCM_BAZEL_EVENTS=/tmp/events python3 -m tests.run -m bazel
     python3 -m bench.action_counts /tmp/events
 
 With JAX_ROCM_BAZEL_EVENTS=DIR, every build-like command Bazel runs in the sandbox writes its

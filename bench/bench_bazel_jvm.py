@@ -41,7 +41,7 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-jvm-") as tmp:
         workspace = Path(tmp) / "checkout"
-        subprocess.run([sys.executable, "-m", "tools.copy_workspace", str(workspace)], cwd=CHECKOUT, check=True)
+        subprocess.run([sys.executable, "-m", "tests.infra.copy_workspace", str(workspace)], cwd=CHECKOUT, check=True)
         try:
             timed_run(workspace, [])  # fills the output base: repositories, the plugin's outputs
             times: dict[str, list[float]] = {way: [] for way in WAYS}

@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tools.copy_workspace import copy_workspace
+from tests.infra.copy_workspace import copy_workspace
 from tools.modules import SANDBOX, module_environment
 
 CHECKOUT = Path(__file__).resolve().parent.parent
@@ -54,7 +54,7 @@ def executed_mnemonics(log: Path) -> collections.Counter:
 def inside(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-hip-") as tmp:
         workspace = Path(tmp) / "ws"
-        copy_workspace(workspace)  # tools/copy_workspace.py
+        copy_workspace(workspace)  # tests/infra/copy_workspace.py
         # --disk_cache=: the full build must be cold and the edit really recompile; the shared
         # action cache (the sandbox's rc sets one) would answer both from an earlier run.
         flags = ["--config=rocm", "--disk_cache=", f"--//rocm:amdgpu_targets={args.targets}"]

@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.infra.copy_workspace import clone_workspace
 from tests.infra.input_probes import AS_ROOT, PROBES, prepared_files, run_probe
-from tools.copy_workspace import clone_workspace
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 

@@ -74,7 +74,7 @@ def main_job(copy: Path) -> tuple[list[str], list[str]]:
 
 
 def copy_checkout(dest: Path) -> Path:
-    subprocess.run([sys.executable, "-m", "tools.copy_workspace", str(dest)], cwd=CHECKOUT, check=True)
+    subprocess.run([sys.executable, "-m", "tests.infra.copy_workspace", str(dest)], cwd=CHECKOUT, check=True)
     return dest
 
 

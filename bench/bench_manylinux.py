@@ -25,7 +25,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from tools.copy_workspace import copy_workspace
+from tests.infra.copy_workspace import copy_workspace
 from tools.modules import SANDBOX, module_environment
 
 CHECKOUT = Path(__file__).resolve().parent.parent

@@ -4,7 +4,7 @@
                                [--targets=gfx90a,gfx942]
 
 Copies the workspace (on the host: git in the sandbox cannot read a worktree), then runs
-inside the sandbox on that copy with a loopback cluster of tools/rbe/cluster.py. Builds //:jax_rocm_plugin_wheel_cp314
+inside the sandbox on that copy with a loopback cluster of tests/infra/rbe/cluster.py. Builds //:jax_rocm_plugin_wheel_cp314
 (--config=rocm_release, as ci_build dist_wheels does; two amdgpu targets unless
 --targets says otherwise, to keep the three builds within minutes on two cores) three times, each after
 `bazel clean` (external repositories stay: every build analyses and runs all actions),
@@ -64,7 +64,7 @@ def bazel(workspace: Path, *args: str) -> tuple[float, str]:
 
 
 def inside(args: argparse.Namespace) -> int:
-    from tools.rbe.cluster import Cluster  # importable here: run as a module from the checkout
+    from tests.infra.rbe.cluster import Cluster  # importable here: run as a module from the checkout
 
     workspace = Path(args.workspace)
     # The offline stand-ins, as ci_build --sources=examples gives them (tools/bazel maps the names).
@@ -115,7 +115,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="bench-rbe-", dir="/tmp"))  # /tmp: mounted in the sandbox
     try:
         workspace = tmp / "ws"
-        subprocess.run([sys.executable, "-m", "tools.copy_workspace", str(workspace)], cwd=CHECKOUT, check=True)
+        subprocess.run([sys.executable, "-m", "tests.infra.copy_workspace", str(workspace)], cwd=CHECKOUT, check=True)
         return subprocess.run([*SANDBOX, "run", "--", "python3", "-m", "bench.bench_rbe", *sys.argv[1:],
                                f"--workspace={workspace}"], cwd=CHECKOUT, env=module_environment()).returncode
     finally:

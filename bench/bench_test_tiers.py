@@ -6,7 +6,7 @@ In one cache (--cache, default a new folder under /tmp: the sandbox root, its do
 outputs and the shared action cache all made from nothing), in this order:
   1. the README's main job, cold (`build/ci_build --sources=examples dist_wheels`): the baseline;
   2. the main job again (warm: the action cache and the output base it left);
-  3. each tier's first run (`python3 -m tools.run_tests -m TIER --rerun-kept`: every test runs,
+  3. each tier's first run (`python3 -m tests.run -m TIER --rerun-kept`: every test runs,
      with the caches the runs before it filled), then its second run (`-m TIER`, the results
      the first kept reused, as a contributor's rerun gets them).
 Each line gives the wall time and its ratio to the baseline, and the test counts pytest
@@ -61,9 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     runs = [timed("main job, cold (baseline)", MAIN_JOB, env, logs / "main-cold.log"),
             timed("main job, warm", MAIN_JOB, env, logs / "main-warm.log")]
     for tier in tiers:
-        runs.append(timed(f"{tier} tier, first run", [sys.executable, "-m", "tools.run_tests", "-m", tier, "--rerun-kept"],
+        runs.append(timed(f"{tier} tier, first run", [sys.executable, "-m", "tests.run", "-m", tier, "--rerun-kept"],
                           env, logs / f"{tier}-first.log"))
-        runs.append(timed(f"{tier} tier, second run", [sys.executable, "-m", "tools.run_tests", "-m", tier], env,
+        runs.append(timed(f"{tier} tier, second run", [sys.executable, "-m", "tests.run", "-m", tier], env,
                           logs / f"{tier}-second.log"))
     baseline = runs[0][1]
     print(f"{'run':<28} {'seconds':>9} {'ratio':>7}  exit  tests")

@@ -120,7 +120,7 @@ WHEEL_TOOLS = Layer(
 )
 # What XLA's ROCm runtime needs beyond JAX's kernels (full mode): ROCm SMI for the GPU
 # topology helpers of xla/stream_executor/rocm. libhwloc-dev served XLA's system hwloc, which
-# the laid-out graph no longer uses (tools/real_trees.toml builds hwloc from source, as the
+# the laid-out graph no longer uses (tests/infra/real_trees.toml builds hwloc from source, as the
 # manylinux_2_28 toolchain needs): it goes with the next change of this layer, which rebuilds
 # every user's root from here up. rocprofiler-sdk,
 # which XLA's tracer needs, is in no Debian suite: the tracer compiles only against a

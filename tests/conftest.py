@@ -16,11 +16,11 @@ import pytest
 from sandbox import session
 from sandbox.cache import Paths
 from tests.infra import result_cache
-from tools.copy_workspace import copy_workspace, holds_clones, release_clones, remove_stale_clones, worker_checkout
+from tests.infra.copy_workspace import copy_workspace, holds_clones, release_clones, remove_stale_clones, worker_checkout
 from tools.modules import module_environment
 
 SOURCE_CHECKOUT = Path(__file__).resolve().parent.parent
-# The checkout this test process builds, runs and reads in. tools/run_tests.py runs pytest-xdist
+# The checkout this test process builds, runs and reads in. tests/run.py runs pytest-xdist
 # workers: the first (or a run without xdist) takes this checkout; each other one a clone of it
 # with the same working-tree files, made here before any test module is imported. Bazel servers
 # of two `sandbox run`s sharing one output base would stop each other's (each dies with its
@@ -68,7 +68,7 @@ def pytest_runtest_teardown(item: pytest.Item):
     # another suite on this machine, delete the clone under the tests still to run here.
     if CHECKOUT != SOURCE_CHECKOUT and not holds_clones():
         raise AssertionError(f"{item.nodeid} released this worker's lock on its clone {CHECKOUT}: "
-                             "isolate tools.copy_workspace._held_locks in the test")
+                             "isolate tests.infra.copy_workspace._held_locks in the test")
     return result
 
 

@@ -56,10 +56,10 @@ def _local_path(flag: str, value: str, want_dir: bool, path: str | None = None) 
     kind = "folder" if want_dir else "file"
     if not path.exists():
         raise inputs.InputError(f"{flag}={value} does not exist (relative paths are taken from the current directory, "
-                                f"{Path.cwd()}): name the {kind} tools/real_trees.py wrote, or leave the flag out")
+                                f"{Path.cwd()}): name the {kind} tests/infra/real_trees.py wrote, or leave the flag out")
     if path.is_dir() != want_dir:
         raise inputs.InputError(f"{flag}={value} is a {'file' if want_dir else 'folder'}, not a {kind}: name the {kind} "
-                                "tools/real_trees.py wrote")
+                                "tests/infra/real_trees.py wrote")
     if not os.access(path, os.R_OK | (os.X_OK if want_dir else 0)):
         raise inputs.InputError(f"{flag}={value} is not readable by this user: fix its permissions, or name another")
     return path
@@ -101,7 +101,7 @@ def check_inputs(request: Request) -> None:
         if why:
             raise inputs.InputError(f"a real XLA builds in full mode, upstream's module graph, which resolves from the "
                                     f"Bazel Central Registry ({BCR}: {why}). Offline, pass --registry=DIR --distdir=DIR "
-                                    "--bazelrc=FILE as tools/real_trees.py lays them out (docs/full-mode.md#offline), "
+                                    "--bazelrc=FILE as tests/infra/real_trees.py lays them out (docs/full-mode.md#offline), "
                                     "or build the offline demo with --sources=examples")
 
 
@@ -131,7 +131,7 @@ def full_flags(request: Request, configs: tuple[str, ...] = ("rocm",)) -> list[s
 
 def bazelrc_trees(bazelrc: Path) -> list[str]:
     """The folders a --bazelrc file (and the files it imports) names with --override_module or
-    --override_repository (e.g. the full.bazelrc of tools/real_trees.py), and the files it
+    --override_repository (e.g. the full.bazelrc of tests/infra/real_trees.py), and the files it
     imports: what the sandbox must mount for Bazel to read them."""
     text = bazelrc.read_text()
     named = {str(Path(p)) for p in re.findall(r"--override_(?:module|repository)=[^=\s]+=(/\S+)", text)}
@@ -297,7 +297,7 @@ def stop_line(output: str, xla: Path | None) -> str:
     repos, targets = unfetched(output)
     if not repos and not targets:
         return ("full mode's build failed (above). It downloads what JAX's own build downloads (docs/full-mode.md); "
-                "without network, --registry=DIR, --distdir=DIR and --bazelrc=FILE as tools/real_trees.py lays them out")
+                "without network, --registry=DIR, --distdir=DIR and --bazelrc=FILE as tests/infra/real_trees.py lays them out")
     named = []
     for repo, url in repos.items():
         where = (llvm_archive(xla) if repo in ("llvm-raw", "llvm-project") else None) or url

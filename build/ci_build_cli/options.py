@@ -59,7 +59,7 @@ OPTIONS = (
         metavar="DIR", help="full mode: archives Bazel may take instead of downloading them (e.g. the pinned "
                             "rules_ml_toolchain archive)"), ("native", "preflight", "dist_wheels")),
     Option(("--bazelrc",), SOURCES, dict(
-        metavar="FILE", help="full mode: a bazelrc read after full/'s own, e.g. the full.bazelrc tools/real_trees.py "
+        metavar="FILE", help="full mode: a bazelrc read after full/'s own, e.g. the full.bazelrc tests/infra/real_trees.py "
                              "writes (the graph's modules and XLA's archives from local trees, offline)"),
         ("native", "preflight", "dist_wheels")),
     Option(("--names-only",), SOURCES, dict(

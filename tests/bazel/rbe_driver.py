@@ -1,11 +1,11 @@
 """Driver of tests/bazel/test_rbe.py: one HIP library built locally, remotely, and from the remote cache.
 
-Runs inside the sandbox root, from the checkout, as a module under `tools.rbe.cluster run`,
+Runs inside the sandbox root, from the checkout, as a module under `tests.infra.rbe.cluster run`,
 which exports JAX_ROCM_RBE_EXECUTOR and JAX_ROCM_RBE_INSTANCE. Works in a copy of the checkout
 (so that its Bazel output base is private) and prints one JSON object of results
 on stdout; Bazel's own output goes to stderr.
 
-    python3 -m tools.rbe.cluster run -- python3 -m tests.bazel.rbe_driver
+    python3 -m tests.infra.rbe.cluster run -- python3 -m tests.bazel.rbe_driver
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
-from tools.copy_workspace import copy_workspace
+from tests.infra.copy_workspace import copy_workspace
 from tools.digest import sha256_of
 
 CHECKOUT = Path(__file__).resolve().parent.parent.parent

@@ -4,13 +4,13 @@
 
 (from the checkout: it runs as a module of it, inside the sandbox root.)
 
-COPY: a copy of the checkout made beforehand (tools/copy_workspace.py, on the host),
+COPY: a copy of the checkout made beforehand (tests/infra/copy_workspace.py, on the host),
 used and removed; without it the driver copies the checkout itself, which needs git
 inside the sandbox to see the repository (in a git worktree it does not: the worktree's
 .git points into the main checkout, which the sandbox does not mount).
 
 Unlike rbe_driver.py it starts the cluster itself
-(tools/rbe/cluster.py's Cluster), because one phase stops it in the middle of a build.
+(tests/infra/rbe/cluster.py's Cluster), because one phase stops it in the middle of a build.
 Works in a copy of the checkout with one package of its own added (GATE_PACKAGE,
 below) and prints one JSON object of results on stdout; Bazel's output goes to stderr.
 
@@ -33,8 +33,8 @@ import time
 from pathlib import Path
 
 from tests.bazel.rbe_driver import BAZEL_TIMEOUT, bazel, compare, disposable_workspace, processes_line, read_execution_log
+from tests.infra.rbe.cluster import Cluster
 from tools.digest import sha256_of
-from tools.rbe.cluster import Cluster
 
 LIBRARY = "//tests/rocm/hip:libhip_kernels.so"
 LIBRARY_OUTPUT = "bazel-bin/tests/rocm/hip/libhip_kernels.so"

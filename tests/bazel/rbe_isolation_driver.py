@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from tests.bazel.rbe_driver import BAZEL_TIMEOUT, processes_line, read_execution_log
-from tools.rbe.cluster import Cluster
+from tests.infra.rbe.cluster import Cluster
 
 PACKAGE = "rbe_isolation_probe"
 RUNNERS = ("isolated", "hosttools")

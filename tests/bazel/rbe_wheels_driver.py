@@ -4,7 +4,7 @@ Runs on the host, from the checkout (ci_build starts the sandbox itself):
 
     python3 -m tests.bazel.rbe_wheels_driver WORKDIR [--runner=isolated|hosttools] [CI_BUILD_ARGS...]
 
-Starts tools.rbe.cluster (isolated runner unless --runner says otherwise) in the sandbox, makes copies of
+Starts tests.infra.rbe.cluster (isolated runner unless --runner says otherwise) in the sandbox, makes copies of
 this checkout at different paths under WORKDIR (each its own Bazel output base), points
 their user.bazelrc at the cluster, and runs `ci_build ... dist_wheels` in them:
 
@@ -34,7 +34,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from tests.infra.bazel_processes import process_counts
-from tools.copy_workspace import copy_workspace
+from tests.infra.copy_workspace import copy_workspace
 from tools.digest import sha256_of
 from tools.modules import SANDBOX, module_environment
 
@@ -114,7 +114,7 @@ def cluster(workdir: Path, runner: str) -> Iterator[dict[str, str]]:
     """The loopback cluster, up in the sandbox while the block runs."""
     ready = workdir / "cluster.json"
     with open(workdir / "cluster.log", "w") as out:
-        proc = subprocess.Popen([*SANDBOX, "run", "--", "python3", "-m", "tools.rbe.cluster",
+        proc = subprocess.Popen([*SANDBOX, "run", "--", "python3", "-m", "tests.infra.rbe.cluster",
                                  f"--runner={runner}", "up", f"--ready-file={ready}"],
                                 cwd=CHECKOUT, env=module_environment(), stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT)

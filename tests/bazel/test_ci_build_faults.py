@@ -153,7 +153,7 @@ def test_a_sigkill_of_the_test_command_leaves_nothing_and_the_next_run_passes(sa
     marker = f"JAX_ROCM_TEST_KILLED_RUN=m{os.getpid()}x{time.monotonic_ns()}"
     name, value = marker.split("=")
     env = {**without_session(), name: value, "JAX_ROCM_TEST_RESULTS": "off"}
-    command = [sys.executable, "-m", "tools.run_tests", "tests/bazel/test_configs.py"]
+    command = [sys.executable, "-m", "tests.run", "tests/bazel/test_configs.py"]
     run = subprocess.Popen(command, cwd=CHECKOUT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
     try:

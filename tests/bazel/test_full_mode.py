@@ -72,7 +72,7 @@ def full_bazel(sandbox_root):
         binds.append(os.environ["JAX_ROCM_TEST_TOOLCHAIN_TREE"])
     user_root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jax-rocm-build" / "bazel"
 
-    # Modules of the graph from local trees (tools/real_trees.py --module), when laid out.
+    # Modules of the graph from local trees (tests/infra/real_trees.py --module), when laid out.
     full_rc = os.environ.get("JAX_ROCM_TEST_FULL_BAZELRC")
     if full_rc:
         # Its folder, and any tree it names elsewhere (--module-dir: e.g. a shared grpc stand-in).
@@ -170,7 +170,7 @@ def test_the_wheels_are_declared_from_jax_files_with_xla_real_dependencies(full_
 
 def own_trees_command(trees: dict[str, Path], jax_tree: Path, out: Path, *more: str) -> list[str]:
     """The README's "your own JAX and XLA trees" command, offline: no mode flag, what upstream's
-    graph would download from the trees tools/real_trees.py laid out."""
+    graph would download from the trees tests/infra/real_trees.py laid out."""
     offline = [f"--registry={trees['JAX_ROCM_TEST_REGISTRY']}"]
     if os.environ.get("JAX_ROCM_TEST_DISTDIR"):
         offline.append(f"--distdir={os.environ['JAX_ROCM_TEST_DISTDIR']}")
@@ -189,7 +189,7 @@ def test_the_own_trees_command_builds_what_needs_no_llvm_and_names_llvm_last(san
     trees = gated()
     jax_tree = require_jax_tree()
     if not os.environ.get("JAX_ROCM_TEST_FULL_BAZELRC"):
-        pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tools/real_trees.py")
+        pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tests/infra/real_trees.py")
     out = tmp_path / "dist"
     # One amdgpu target: with JAX's nine, XLA's 30 hipCUB sort kernels alone take hours on two
     # cores (each compiles its nine targets in one action).
@@ -232,11 +232,11 @@ NEVER_HERE = ("llvm-project", "llvm-raw", "stablehlo", "shardy", "triton")
 
 
 def test_the_rocm_platforms_whole_graph_loads_but_llvm(full_bazel):
-    """With the graph's modules and XLA's archives laid out locally (tools/real_trees.py:
+    """With the graph's modules and XLA's archives laid out locally (tests/infra/real_trees.py:
     JAX_ROCM_TEST_FULL_BAZELRC), every package of rocm_platform's closure loads (the package
     of the PJRT plugin's StreamExecutor) but LLVM's: no call, label or name of ours fails."""
     if not os.environ.get("JAX_ROCM_TEST_FULL_BAZELRC"):
-        pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tools/real_trees.py --module")
+        pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tests/infra/real_trees.py --module")
     result = full_bazel("query", "--keep_going", "--config=rocm",
                         "deps(@xla//xla/stream_executor/rocm:rocm_platform)", check=False)
     listed = result.stdout.split()
@@ -260,7 +260,7 @@ def test_the_rocm_platforms_whole_graph_loads_but_llvm(full_bazel):
 # each with its reason (the gated test fails on anything else): matched against Bazel's error.
 NOT_HERE = {
     r"@@grpc~//:grpc\+\+": "grpc's C++ targets: grpc's repository was too large to clone where the tier was measured, and the "
-                            "stand-in (tools/real_trees.py --module-dir) answers its .bzl files only",
+                            "stand-in (tests/infra/real_trees.py --module-dir) answers its .bzl files only",
     r"sycl_configure_ext~oneapi": "Intel's oneAPI toolkit, a download (the SYCL branch of XLA's select()s)",
     r"third_party_ext~compute_library": "Arm Compute Library (the aarch64 branch of oneDNN), too large to clone there too",
     r"third_party_ext~onednn_async": "XLA's setting_init.patch does not apply to its own oneDNN 3.11.3 with "
@@ -275,9 +275,9 @@ def test_the_plugins_whole_graph_loads_but_llvm_and_what_is_named(full_bazel):
     """Every package of the wheels' XLA graph (the PJRT plugin, _triton, rocm_plugin_extension)
     loads, but LLVM's and those built on it (MLIR, stablehlo, shardy, triton) and the few
     NOT_HERE names with their reason: with the graph's modules and XLA's archives laid out
-    locally (tools/real_trees.py --module, --archive, --archive-dir)."""
+    locally (tests/infra/real_trees.py --module, --archive, --archive-dir)."""
     if not os.environ.get("JAX_ROCM_TEST_FULL_BAZELRC"):
-        pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tools/real_trees.py --module")
+        pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tests/infra/real_trees.py --module")
     jax_tree = require_jax_tree()
     result = full_bazel("query", "--keep_going", "--config=rocm", *BUILD_PYTHON,
                         f"--repo_env=JAX_SOURCE_DIR={jax_tree}",
@@ -346,7 +346,7 @@ def test_the_llvm_free_closure_of_the_plugin_compiles(full_bazel, toolkit, tmp_p
     TSL's C++, XLA's HIP kernels through our rocm_library (fat binaries of the requested
     targets), and what they need. What fails must be for a reason named below, each counted."""
     if not os.environ.get("JAX_ROCM_TEST_FULL_BAZELRC"):
-        pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tools/real_trees.py --module")
+        pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tests/infra/real_trees.py --module")
     jax_tree = require_jax_tree()  # _triton's own files
     flags = ["--config=rocm", *BUILD_PYTHON, f"--repo_env=JAX_SOURCE_DIR={jax_tree}"]
     if toolkit == "therock":
@@ -461,7 +461,7 @@ def release_modules(full_bazel, *configs: str) -> tuple[Path, Path]:
 def laid_out_graph() -> str:
     full_rc = os.environ.get("JAX_ROCM_TEST_FULL_BAZELRC")
     if not full_rc:
-        pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tools/real_trees.py")
+        pytest.skip("JAX_ROCM_TEST_FULL_BAZELRC is not set: lay out the graph's modules with tests/infra/real_trees.py")
     return Path(full_rc).read_text()
 
 
@@ -485,7 +485,7 @@ def test_full_modes_release_modules_meet_manylinux_2_28(full_bazel, tmp_path):
     release builds use (--config=manylinux_2_28), meets manylinux_2_28 (wheel/wheel_audit.py)."""
     if "~hwloc=" not in laid_out_graph():
         pytest.skip("the laid-out graph has no hwloc from source, which TSL's platform code needs under the manylinux_2_28 "
-                    "toolchain: lay the trees out again with tools/real_trees.py --manifest tools/real_trees.toml")
+                    "toolchain: lay the trees out again with tests/infra/real_trees.py --manifest tests/infra/real_trees.toml")
     triton, linalg = release_modules(full_bazel, "--config=manylinux_2_28")
     python = ensure_venv("tools", CHECKOUT / "requirements-tools.txt", "test_full_mode")
     # As the wheel rule packs them: Bazel's build-tree RUNPATH entries stripped (runpath.py).

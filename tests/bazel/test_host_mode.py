@@ -34,8 +34,8 @@ import pytest
 
 from sandbox.cache import Paths
 from tests.conftest import CHECKOUT, sandbox
+from tests.infra.copy_workspace import copy_workspace
 from tests.infra.therock_toolkit import MAKE_TARBALL, VERSION
-from tools.copy_workspace import copy_workspace
 
 # A cold host-mode build on two cores shared with other builds: well above pytest's 30 minutes.
 # slow tier (docs/testing.md): a cold build as another user with an empty cache, on purpose.

@@ -1,9 +1,9 @@
 """--config=rocm_rbe against a real REAPI cluster: BuildGrid + buildbox on loopback.
 
-One `python3 -m sandbox run` starts the cluster (`python3 -m tools.rbe.cluster run`) and,
+One `python3 -m sandbox run` starts the cluster (`python3 -m tests.infra.rbe.cluster run`) and,
 under it, the module tests.bazel.rbe_driver builds //tests/rocm/hip:libhip_kernels.so three times in a
 private copy of the checkout: locally, remotely, and remotely again after
-`bazel clean` (from the remote cache). The worker is the isolated one (tools/rbe/cluster.py's
+`bazel clean` (from the remote cache). The worker is the isolated one (tests/infra/rbe/cluster.py's
 default), so the HIP compiles, the archive and the link find everything they read
 among their inputs and the worker image. About a minute when BuildGrid's venv exists.
 """
@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.bazel, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def builds(sandbox_root) -> dict:
-    return run_driver("python3", "-m", "tools.rbe.cluster", "run", "--", "python3", "-m", "tests.bazel.rbe_driver")
+    return run_driver("python3", "-m", "tests.infra.rbe.cluster", "run", "--", "python3", "-m", "tests.bazel.rbe_driver")
 
 
 def runners(build: dict) -> set[str]:

@@ -1,7 +1,7 @@
 """The isolated runner of the loopback cluster hides what an action does not declare.
 
 tests/bazel/rbe_isolation_driver.py builds, with --config=rocm_rbe on
-tools/rbe/cluster.py's cluster, genrules that `cat` one file each: a declared
+tests/infra/rbe/cluster.py's cluster, genrules that `cat` one file each: a declared
 input, and three undeclared absolute paths (in the checkout, in Bazel's exec root
 under the output base, in /var/tmp). On the isolated runner every undeclared read
 fails remotely and the declared one succeeds; on hosttools (the machine's filesystem)

@@ -3,12 +3,12 @@
 Every other build here resolves offline: Debian's Bazel overrides eight rule sets with its own
 copies and tools/offline stands in for four more. Gated on JAX_ROCM_TEST_REGISTRY (a checkout of
 the registry) and JAX_ROCM_TEST_MODULES (a folder of NAME-VERSION trees of the versions it
-selects, made what the registry makes of them: tools/real_trees.py --graph-module), skipped
+selects, made what the registry makes of them: tests/infra/real_trees.py --graph-module), skipped
 otherwise naming them, these resolve MODULE.bazel with no override (system rc and offline
 overlay left out), check that the versions selected are the ones docs/registry.md lists, load and
 analyse //:jax_rocm_wheels and build and run tests/smoke with those versions' own sources: a
 registry put in front of the checkout gives each laid-out version as a local_path, so that the
-resolution is the registry's and nothing is downloaded (tools/registry_graph.py). Without the gate, the table's offline column
+resolution is the registry's and nothing is downloaded (tests/infra/registry_graph.py). Without the gate, the table's offline column
 is checked against the sandbox's Debian packages and tools/offline's stand-ins.
 """
 
@@ -24,7 +24,7 @@ import pytest
 
 from sandbox.cache import Paths
 from tests.conftest import CHECKOUT, sandbox, sandbox_binds
-from tools import registry_graph
+from tests.infra import registry_graph
 
 pytestmark = pytest.mark.bazel
 
@@ -45,7 +45,7 @@ def gated() -> tuple[Path, Path]:
     missing = [v for v in GATE if not os.environ.get(v)]
     if missing:
         pytest.skip(f"{', '.join(missing)} not set: the networked graph needs a registry checkout and the trees of "
-                    "the versions it selects (tools/real_trees.py --graph-module; docs/registry.md)")
+                    "the versions it selects (tests/infra/real_trees.py --graph-module; docs/registry.md)")
     registry, modules = (Path(os.environ[v]).expanduser().resolve() for v in GATE)
     for variable, path in zip(GATE, (registry / "modules", modules)):
         if not path.is_dir():
@@ -75,7 +75,7 @@ def networked_bazel(sandbox_root, tmp_path_factory):
         if check and result.returncode != 0:
             unfetched = sorted(set(re.findall(r"fetch of repository '([\w.-]+)~'", result.stderr)))
             hint = (f"\nno tree in {modules} for {', '.join(unfetched)} at the version selected: lay it out with "
-                    "tools/real_trees.py --graph-module NAME@VERSION=GIT@REV") if unfetched else ""
+                    "tests/infra/real_trees.py --graph-module NAME@VERSION=GIT@REV") if unfetched else ""
             pytest.fail(f"bazel {command} exited {result.returncode}:{hint}\n{result.stderr[-6000:]}")
         return result
 

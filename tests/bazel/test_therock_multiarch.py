@@ -142,7 +142,7 @@ def test_amd_smi_names_and_a_target_the_packs_lack_is_refused_at_analysis(tarbal
             f"therock-dist-linux-multiarch-{MULTIARCH_VERSION}.tar.gz") in refused.stderr
 
 
-# ---- the other forms TheRock ships: the slow tier (python3 -m tools.run_tests -m slow) -------
+# ---- the other forms TheRock ships: the slow tier (python3 -m tests.run -m slow) -------
 # Each builds the main job's wheels against a toolkit of its own (a new HIP compile of every
 # source, about two minutes on two cores): the default run keeps the full tarball's build above.
 

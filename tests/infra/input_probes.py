@@ -76,7 +76,7 @@ PROBES = {
                                   says=("--bazelrc={tmp}/unreadable", "not readable"),
                                   skip_as_root="root reads a file of mode 000"),
     "a bazelrc not there": probe(*OFFLINE_FULL, "--bazelrc={tmp}/nope", "native",
-                                 says=("--bazelrc={tmp}/nope", "does not exist", "tools/real_trees.py")),
+                                 says=("--bazelrc={tmp}/nope", "does not exist", "tests/infra/real_trees.py")),
     "a bazelrc a folder": probe(*OFFLINE_FULL, "--bazelrc={tmp}/empty", "native", says=("--bazelrc={tmp}/empty", "folder")),
     "a bazelrc in kernels mode": probe(EX, "--bazelrc={tmp}/file", "dist_wheels",
                                        says=("--bazelrc={tmp}/file", "full mode", "user.bazelrc")),

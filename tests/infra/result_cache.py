@@ -9,7 +9,7 @@ as its test's outcome ("reused", with the run it came from) instead of running i
 change of any of them (an edited file, another ROCM_PATH, a rebuilt root) runs every test
 again. The unit tier always runs: it takes seconds.
 
-    python3 -m tools.run_tests --rerun-kept        # run everything, kept results or not
+    python3 -m tests.run --rerun-kept        # run everything, kept results or not
     JAX_ROCM_TEST_RESULTS=off                      # the same, from the environment
 
 Results live in ${XDG_CACHE_HOME:-~/.cache}/jax-rocm-build/test-results/<key>.json.

@@ -16,8 +16,8 @@ import pytest
 
 from bench import action_counts
 from sandbox import action_cache, cache, environment
+from tests import run as run_tests
 from tests.conftest import sandbox
-from tools import run_tests
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,4 @@
-"""Unit tests of tools/rbe/bwrap_in_sandbox.py: which of bwrap's arguments it passes on.
+"""Unit tests of tests/infra/rbe/bwrap_in_sandbox.py: which of bwrap's arguments it passes on.
 
 The isolation itself (bwrap run through it by buildbox-run-bubblewrap) is proven in the
 bazel tier: tests/bazel/test_rbe_isolation.py.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.rbe import bwrap_in_sandbox
+from tests.infra.rbe import bwrap_in_sandbox
 
 pytestmark = pytest.mark.unit
 
@@ -62,4 +62,4 @@ def test_an_option_it_does_not_know_is_refused_not_guessed(shim):
 def test_without_its_mount_folder_it_says_who_sets_it(shim, monkeypatch, capsys):
     monkeypatch.delenv(shim.MOUNT_ENV, raising=False)
     assert shim.main(["--unshare-pid", "true"]) == 1
-    assert "tools/rbe/cluster.py sets it" in capsys.readouterr().err
+    assert "tests/infra/rbe/cluster.py sets it" in capsys.readouterr().err

@@ -259,7 +259,7 @@ def test_full_mode_offline_without_a_registry_is_exit_2_before_anything_runs(gua
         line = error_line(capsys)
         assert line.startswith(f"ci_build: a real XLA builds in full mode, upstream's module graph, which resolves from "
                                f"the Bazel Central Registry ({full.BCR}: Name or service not known). Offline, pass "
-                               "--registry=DIR --distdir=DIR --bazelrc=FILE as tools/real_trees.py lays them out")
+                               "--registry=DIR --distdir=DIR --bazelrc=FILE as tests/infra/real_trees.py lays them out")
         assert line.endswith("or build the offline demo with --sources=examples")
     assert len(asked) == 2 and guarded == []
     (tmp_path / "bcr" / "modules").mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""tools/grpc_stub.py: the load-only grpc module, from trees of the test's own making."""
+"""tests/infra/grpc_stub.py: the load-only grpc module, from trees of the test's own making."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tools import grpc_stub
+from tests.infra import grpc_stub
 
 pytestmark = pytest.mark.unit
 

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CHECKOUT
+from tests.infra.copy_workspace import clone_workspace
 from tests.infra.input_probes import AS_ROOT, PROBES, fill, machine_is_idle, prepared_files, run_probe, snapshot
-from tools.copy_workspace import clone_workspace
 
 pytestmark = pytest.mark.unit
 

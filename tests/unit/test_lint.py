@@ -57,7 +57,7 @@ def buildifier_installed() -> None:
 def test_ruff_is_the_pinned_version():
     result = subprocess.run([sys.executable, "-m", "ruff", "--version"], capture_output=True, text=True)
     assert result.returncode == 0, f"ruff is missing from {sys.executable}'s environment: run the tests through " \
-                                   f"tools/run_tests.py, whose venv has requirements-test.txt\n{result.stderr}"
+                                   f"tests/run.py, whose venv has requirements-test.txt\n{result.stderr}"
     assert result.stdout.split() == ["ruff", pinned("ruff")]
 
 

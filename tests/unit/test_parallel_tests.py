@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tools import run_tests, venvs
-from tools.copy_workspace import release_clones, remove_stale_clones, worker_checkout
+from tests import run as run_tests
+from tests.infra.copy_workspace import release_clones, remove_stale_clones, worker_checkout
+from tools import venvs
 
 pytestmark = pytest.mark.unit
 
@@ -34,7 +35,7 @@ def own_locks(monkeypatch):
     """Each test's clone locks are its own: releasing the worker's (release_clones) would let
     this run's other worker, or another suite on this machine, delete the clone this worker
     runs in (remove_stale_clones): the second worker's tests then failed with "can't open file"."""
-    monkeypatch.setattr("tools.copy_workspace._held_locks", [])
+    monkeypatch.setattr("tests.infra.copy_workspace._held_locks", [])
 
 
 def git(repo: Path, *args: str) -> str:

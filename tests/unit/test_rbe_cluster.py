@@ -1,4 +1,4 @@
-"""Unit tests of tools/rbe/cluster.py: its config, command lines, ports and clean-up.
+"""Unit tests of tests/infra/rbe/cluster.py: its config, command lines, ports and clean-up.
 
 Nothing of the cluster is started here; the clean-up tests use `sleep` and `sh`
 as stand-ins for the cluster's processes. tests/bazel/test_rbe.py runs the real one.
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.infra.bazel_processes import process_counts
-from tools.rbe import cluster as rbe_cluster
+from tests.infra.rbe import cluster as rbe_cluster
 
 pytestmark = pytest.mark.unit
 
@@ -171,7 +171,7 @@ def test_outside_the_sandbox_the_error_says_where_to_run(rbe, monkeypatch, capsy
     monkeypatch.setattr(rbe, "find_pg_bin", lambda: None)
     monkeypatch.setattr(rbe.signal, "signal", lambda *a: None)  # main's SIGTERM handler: not in pytest
     assert rbe.main(["run", "--", "true"]) == 1
-    assert "python3 -m sandbox run -- python3 -m tools.rbe.cluster ..." in capsys.readouterr().err
+    assert "python3 -m sandbox run -- python3 -m tests.infra.rbe.cluster ..." in capsys.readouterr().err
 
 
 def test_run_without_a_command_is_a_usage_error(rbe, capsys):

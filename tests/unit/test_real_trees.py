@@ -1,4 +1,4 @@
-"""tools/real_trees.py on a repository of the test's own making (the real ones are the gated tier's)."""
+"""tests/infra/real_trees.py on a repository of the test's own making (the real ones are the gated tier's)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import real_trees
+from tests.infra import real_trees
 
 pytestmark = pytest.mark.unit
 
@@ -345,7 +345,7 @@ def test_a_graph_module_is_laid_out_as_name_version_made_the_registrys_and_left_
         real_trees.main(["--dest", str(dest), "--graph-module", f"up={repo}@v2"])  # the version is not optional
 
 
-# --- The manifest (tools/real_trees.toml, --manifest) ----------------------------------------
+# --- The manifest (tests/infra/real_trees.toml, --manifest) ----------------------------------------
 
 MANIFEST_HEAD = """
 [profile.pin]
@@ -409,7 +409,7 @@ debian = { source = "libzstd", file = "libzstd_1.5.7+dfsg.orig.tar.xz", sha256 =
 [[entry]]
 kind = "load-only-module"
 name = "grpc"
-generator = "tools/grpc_stub.py"
+generator = "tests/infra/grpc_stub.py"
 
 [[entry]]
 kind = "graph-module"
@@ -484,7 +484,7 @@ repo = "openxla/xla"
                     "entry 6 (module zlib): sha not taken by kind module", "repo 'zlib' is not OWNER/NAME",
                     "xla names no [profile.*]: tip", "debian needs source, file, sha256 and may have suite",
                     "(archive-dir net_zstd): debian's suite must be one of sid, experimental, bookworm, bullseye",
-                    "generator must be one of tools/grpc_stub.py", "2 entries of kind xla",
+                    "generator must be one of tests/infra/grpc_stub.py", "2 entries of kind xla",
                     "archive dlpack is listed 2 times for profile pin"):
         assert problem in message, (problem, message)
 
@@ -631,7 +631,7 @@ def repo():
     problems = real_trees.declaration_problems(manifest, list(manifest.profiles.values()), tmp_path)
     assert problems == ["archive gone (pin): xla-pin declares no archive of that name (third_party/**/workspace.bzl)",
                         "archive dlpack (pin, main): the manifest says v1.1, xla-main's third_party/dlpack/workspace.bzl "
-                        "v1.2: update tools/real_trees.toml"]
+                        "v1.2: update tests/infra/real_trees.toml"]
 
 
 def test_a_profile_besides_the_pins_gets_an_env_file_of_its_own_trees(tmp_path):
@@ -640,7 +640,7 @@ def test_a_profile_besides_the_pins_gets_an_env_file_of_its_own_trees(tmp_path):
     profile = real_trees.Profile("main", "jax-v0.11.0", "main")
     real_trees.profile_env(tmp_path, profile, "env-main.sh", "full-main.bazelrc", tmp_path / "jax_patches" / "jax-v0.11.0")
     lines = (tmp_path / "env-main.sh").read_text().splitlines()
-    assert lines[0].startswith("# Written by tools/real_trees.py --manifest: profile main") and "--jax-source-dir=" in lines[0]
+    assert lines[0].startswith("# Written by tests/infra/real_trees.py --manifest: profile main") and "--jax-source-dir=" in lines[0]
     assert lines[1:] == ["export JAX_ROCM_TEST_REGISTRY=/r", f"export JAX_ROCM_TEST_JAX_TREE={tmp_path}/jax-v0.11.0",
                          f"export JAX_ROCM_TEST_XLA_TREE={tmp_path}/xla-main",
                          f"export JAX_ROCM_TEST_FULL_BAZELRC={tmp_path}/full-main.bazelrc"]
@@ -659,7 +659,7 @@ def test_module_trees_rc_and_env_files_go_where_they_are_named(upstream, tmp_pat
 
 # The checked-in manifest, and docs/testing.md's account of it.
 TESTING_MD = real_trees.CHECKOUT / "docs" / "testing.md"
-COMMAND = "python3 -m tools.real_trees --manifest tools/real_trees.toml --mirror ~/mirror --dest ~/.cache/trees"
+COMMAND = "python3 -m tests.infra.real_trees --manifest tests/infra/real_trees.toml --mirror ~/mirror --dest ~/.cache/trees"
 
 
 def test_the_checked_in_manifest_reads_and_every_xla_archive_names_its_repository():
@@ -686,5 +686,6 @@ def test_docs_testing_md_gives_the_one_command_and_the_manifests_repositories():
     text = " ".join(TESTING_MD.read_text().split())
     assert COMMAND in text
     assert documented_repositories() == real_trees.read_manifest(real_trees.MANIFEST).repositories(), (
-        "docs/testing.md's list differs from tools/real_trees.toml's: paste the output of "
-        "`python3 -m tools.real_trees --manifest tools/real_trees.toml --repositories` between its markers, each as `owner/name`")
+        "docs/testing.md's list differs from tests/infra/real_trees.toml's: paste the output of "
+        "`python3 -m tests.infra.real_trees --manifest tests/infra/real_trees.toml --repositories` between its "
+        "markers, each as `owner/name`")

@@ -1,4 +1,4 @@
-"""tools/registry_graph.py on inputs of the test's own making (the registry itself is the gated tier's)."""
+"""tests/infra/registry_graph.py on inputs of the test's own making (the registry itself is the gated tier's)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from tools import registry_graph
-from tools.real_trees import CHECKOUT
+from tests.infra import registry_graph
+from tests.infra.real_trees import CHECKOUT
 
 pytestmark = pytest.mark.unit
 

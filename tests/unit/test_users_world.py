@@ -70,10 +70,10 @@ def test_no_tracked_file_names_the_development_machines_tools_or_paths():
 def test_a_planted_line_is_named_by_file_and_line_and_the_users_words_are_not(tmp_path):
     planted = tmp_path / "notes.md"
     planted.write_text("Lay the trees out:\n\n"
-                       f"    python3 -m tools.real_trees --mirror {MIRROR_FOLDER} --dest ~/.cache/trees\n"
+                       f"    python3 -m tests.infra.real_trees --mirror {MIRROR_FOLDER} --dest ~/.cache/trees\n"
                        "with each repository where the Search" + " Tool's fetch puts it.\n")
     assert occurrences(planted, "notes.md") == [
-        f"notes.md:3: python3 -m tools.real_trees --mirror {MIRROR_FOLDER} --dest ~/.cache/trees",
+        f"notes.md:3: python3 -m tests.infra.real_trees --mirror {MIRROR_FOLDER} --dest ~/.cache/trees",
         "notes.md:4: with each repository where the Search" + " Tool's fetch puts it."]
     fine = tmp_path / "fine.md"
     fine.write_text("`bazel fetch //...` fetches every repository; `python3 -m tools.prefetch` too.\n"

@@ -1,18 +1,18 @@
 """Lay out the real upstream trees the gated test tier reads, from git repositories you have.
 
-Every tree, from the manifest (tools/real_trees.toml: each tree's GitHub repository and tag or
+Every tree, from the manifest (tests/infra/real_trees.toml: each tree's GitHub repository and tag or
 commit) and a folder of `git clone --mirror` copies of its repositories, in one command
 (docs/testing.md):
 
-    python3 -m tools.real_trees --manifest tools/real_trees.toml --mirror ~/mirror --dest ~/.cache/trees
-    . ~/.cache/trees/env.sh && python3 -m tools.run_tests -n 0 tests/bazel/test_full_mode.py -k load
+    python3 -m tests.infra.real_trees --manifest tests/infra/real_trees.toml --mirror ~/mirror --dest ~/.cache/trees
+    . ~/.cache/trees/env.sh && python3 -m tests.run -n 0 tests/bazel/test_full_mode.py -k load
 
 The folder holds each GitHub repository OWNER/NAME as OWNER+NAME.git, OWNER+NAME or
 OWNER+NAME/repo: a `--mirror` (or `--bare`) clone, or a clone with a work tree there. Every
 repository of the manifest, cloned into ~/mirror (`--repositories` lists them; an update:
 `git -C ~/mirror/OWNER+NAME.git remote update`):
 
-    python3 -m tools.real_trees --manifest tools/real_trees.toml --repositories |
+    python3 -m tests.infra.real_trees --manifest tests/infra/real_trees.toml --repositories |
         while read r; do git clone --mirror "https://github.com/$r" ~/mirror/"$(echo "$r" | tr / +)".git; done
 
 It first checks the folder against the manifest and, where repositories or revisions are
@@ -22,18 +22,18 @@ what the tier needs around them: this project's pinned PyPI wheels in DEST/distd
 among them), JAX's patches of the modules full mode overrides (written into full/jax_patches
 from the JAX pin, as ci_build writes them: the one thing it writes into this checkout, JAX's
 files, which Git ignores), Debian's or npm's source tarballs of archives git cannot give, and a
-load-only grpc (tools/grpc_stub.py).
+load-only grpc (tests/infra/grpc_stub.py).
 It writes env.sh and full.bazelrc for the pins, env-PROFILE.sh and full-PROFILE.bazelrc for
 each other profile of the manifest (XLA main). --repositories prints the list; --only core the
 four core trees alone; --profile one XLA tree's graph.
 
 Or tree by tree:
 
-    python3 -m tools.real_trees --dest ~/.cache/trees \\
+    python3 -m tests.infra.real_trees --dest ~/.cache/trees \\
         --jax-git ~/src/jax [--jax-rev jax-v0.11.0 --jax-rev main] \\
         --xla-git ~/src/xla [--xla-rev main] \\
         --registry-git ~/src/bazel-central-registry --toolchain-git ~/src/rules_ml_toolchain
-    . ~/.cache/trees/env.sh && python3 -m tools.run_tests -m bazel
+    . ~/.cache/trees/env.sh && python3 -m tests.run -m bazel
 
 Each --*-git is a git directory of the upstream repository: a clone, or a bare or `--mirror`
 clone (no work tree). Nothing is downloaded, and nothing is written into this checkout (the
@@ -83,11 +83,12 @@ import sys
 from pathlib import Path
 
 from build.ci_build_cli import full
+from tests.infra import grpc_stub
 from third_party.gpus import extract_archive
-from tools import digest, grpc_stub, prefetch
+from tools import digest, prefetch
 from tools.modules import SANDBOX, module_environment
 
-CHECKOUT = Path(__file__).resolve().parent.parent
+CHECKOUT = Path(__file__).resolve().parents[2]
 # JAX's patches of the modules full/MODULE.bazel overrides, as full mode applies them (written
 # there by build/ci_build from the JAX source: build/ci_build_cli/full.py).
 JAX_PATCHES = CHECKOUT / "full" / "jax_patches"
@@ -453,7 +454,7 @@ def bazel_features_repositories(tree: Path, bazel_version: str) -> dict[str, str
     tables = {t.id: ast.literal_eval(n.value) for n in module.body if isinstance(n, ast.Assign) for t in n.targets
               if isinstance(t, ast.Name) and t.id in ("GLOBALS", "LEGACY_GLOBALS")}
     have = bazel_version_key(bazel_version)
-    lines = [f"# Written by tools/real_trees.py: bazel_features' globals for Bazel {bazel_version}.", "globals = struct("]
+    lines = [f"# Written by tests/infra/real_trees.py: bazel_features' globals for Bazel {bazel_version}.", "globals = struct("]
     for name, since in tables["GLOBALS"].items():
         lines.append(f"    {name} = {name if have >= bazel_version_key(since) else 'None'},")
     for name, until in tables["LEGACY_GLOBALS"].items():
@@ -497,7 +498,7 @@ BAZEL_FEATURES_REPOSITORIES = {"globals": "bazel_features~~version_extension~baz
 
 
 def full_bazelrc(modules: dict[str, Path], features: Path | None) -> list[str]:
-    lines = ["# Written by tools/real_trees.py: full mode's modules from local trees (--bazelrc=this file)."]
+    lines = ["# Written by tests/infra/real_trees.py: full mode's modules from local trees (--bazelrc=this file)."]
     lines += [f"common --override_module={name}={path}" for name, path in sorted(modules.items())]
     if features is not None:
         lines += [f"common --override_repository={repo}={features / folder}" for folder, repo in BAZEL_FEATURES_REPOSITORIES.items()]
@@ -515,7 +516,7 @@ def rebuild_archives(name: str, dest: Path, full_xla: Path | None, bazel_version
     lines for the trees laid out. With `stand_in`, a revision of gitdir, full_xla's archive is
     laid out from that revision instead of the one declared (which gitdir lacks): a stand-in,
     said so. `full_xla_only`: full_xla's archive alone (another XLA tree's revision of it is
-    another entry's business: tools/real_trees.toml lists one per tree where they differ)."""
+    another entry's business: tests/infra/real_trees.toml lists one per tree where they differ)."""
     trees = [] if full_xla_only else [xla for xla in sorted(dest.glob("xla-*")) if (xla / STAMP).is_file()]
     if full_xla and full_xla not in trees:
         trees.append(full_xla)
@@ -590,7 +591,7 @@ def merged(old: str, new: list[str]) -> list[str]:
 def env_lines(trees: dict[str, list[Tree]], registry: Tree | None, toolchain: Tree | None, distdir: Path | None,
               full_rc: Path | None = None, graph_modules: Path | None = None) -> list[str]:
     """The gated tier's variables: the first tree of each repository (the pin); the others as comments."""
-    lines = ["# Written by tools/real_trees.py: the gated tier's real trees (docs/testing.md)."]
+    lines = ["# Written by tests/infra/real_trees.py: the gated tier's real trees (docs/testing.md)."]
     for variable, repo in (("JAX_ROCM_TEST_JAX_TREE", "jax"), ("JAX_ROCM_TEST_XLA_TREE", "xla")):
         for n, tree in enumerate(trees.get(repo, [])):
             lines.append(f"{'# ' if n else ''}export {variable}={tree.path}  # {tree.commit[:12]}")
@@ -607,9 +608,9 @@ def env_lines(trees: dict[str, list[Tree]], registry: Tree | None, toolchain: Tr
     return lines
 
 
-# --- The manifest (tools/real_trees.toml): every tree of the gated tier in one command ---------
+# --- The manifest (tests/infra/real_trees.toml): every tree of the gated tier in one command ---------
 
-MANIFEST = CHECKOUT / "tools" / "real_trees.toml"
+MANIFEST = Path(__file__).resolve().parent / "real_trees.toml"
 CORE_KINDS = ("jax", "xla", "registry", "toolchain")
 # kind -> (keys it needs, keys it may have), besides `kind` and `note`.
 KINDS = {
@@ -624,7 +625,7 @@ KINDS = {
     "graph-module": ({"name", "version", "repo", "rev"}, set()),
 }
 # The generators of load-only modules: this project's own code.
-GENERATORS = ("tools/grpc_stub.py",)
+GENERATORS = ("tests/infra/grpc_stub.py",)
 # The keys of an archive-dir entry's source of each kind, then those it may have.
 SOURCE_KEYS = {"debian": ("source", "file", "sha256"), "npm": ("package", "version", "path", "sha256")}
 SOURCE_OPTIONAL_KEYS = {"debian": ("suite",), "npm": ()}
@@ -635,7 +636,7 @@ ONLY = ("core", *(k for k in KINDS if k not in CORE_KINDS))
 
 @dataclasses.dataclass(frozen=True)
 class Entry:
-    """One [[entry]] of the manifest (tools/real_trees.toml describes the keys)."""
+    """One [[entry]] of the manifest (tests/infra/real_trees.toml describes the keys)."""
 
     kind: str
     name: str = ""
@@ -956,7 +957,7 @@ def profile_env(dest: Path, profile: Profile, env_file: str, full_rc: str, patch
     """env-PROFILE.sh: env.sh's variables, with the profile's JAX and XLA trees and full.bazelrc."""
     jax, xla = profile.folders()
     base = (dest / "env.sh").read_text() if (dest / "env.sh").is_file() else ""
-    lines = merged(base, [f"# Written by tools/real_trees.py --manifest: profile {profile.name} (XLA {xla}, JAX {jax}). Full mode "
+    lines = merged(base, [f"# Written by tests/infra/real_trees.py --manifest: profile {profile.name} (XLA {xla}, JAX {jax}). Full mode "
                           f"reads this JAX's patches from full/jax_patches ({patches} holds them): the gated tests write them "
                           "there from JAX_ROCM_TEST_JAX_TREE, ci_build from --jax-source-dir, e.g. python3 build/ci_build "
                           f"--mode=full --jax-source-dir={dest / jax} --registry={dest / 'registry'} preflight --names-only",
@@ -967,9 +968,9 @@ def profile_env(dest: Path, profile: Profile, env_file: str, full_rc: str, patch
 
 def manifest_main(argv: list[str]) -> int:
     """--manifest: every tree the manifest lists, from a folder of `git clone --mirror` copies of its
-    repositories (--repositories lists them; `python3 -m tools.real_trees --help` shows the command
+    repositories (--repositories lists them; `python3 -m tests.infra.real_trees --help` shows the command
     that clones them all)."""
-    parser = argparse.ArgumentParser(prog="python3 -m tools.real_trees --manifest", description=manifest_main.__doc__)
+    parser = argparse.ArgumentParser(prog="python3 -m tests.infra.real_trees --manifest", description=manifest_main.__doc__)
     parser.add_argument("--manifest", type=Path, required=True, help=f"the manifest (this project's: {MANIFEST.relative_to(CHECKOUT)})")
     parser.add_argument("--mirror", type=Path,
                         help="the folder of clones: OWNER+NAME.git each (`git clone --mirror https://github.com/OWNER/NAME "
@@ -1034,7 +1035,7 @@ def manifest_main(argv: list[str]) -> int:
         if any(e.kind == "load-only-module" for e in full_mode):
             trees = sorted({dest / f for p in manifest.profiles.values() for f in p.folders()})
             for file, names in grpc_stub.write_stub(stub, trees).items():
-                print(f"real_trees: {stub}/{file}: {', '.join(names)} (tools/grpc_stub.py)", file=sys.stderr)
+                print(f"real_trees: {stub}/{file}: {', '.join(names)} (tests/infra/grpc_stub.py)", file=sys.stderr)
         patch_folders = {}
         for profile in profiles if full_mode else ():
             jax_tree = dest / profile.folders()[0]
@@ -1085,7 +1086,7 @@ def tree_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--manifest", type=Path, metavar="FILE",
-                        help="every tree FILE lists (tools/real_trees.toml), from --mirror: the other options are then "
+                        help="every tree FILE lists (tests/infra/real_trees.toml), from --mirror: the other options are then "
                              "--mirror, --dest, --profile, --only, --repositories (`--manifest FILE --help` says each)")
     parser.add_argument("--dest", type=Path, required=True, help="where the trees go (outside this checkout)")
     parser.add_argument("--jax-git", type=Path, help="a git directory of jax-ml/jax")

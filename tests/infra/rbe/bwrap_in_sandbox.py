@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`bwrap` for buildbox-run-bubblewrap inside the sandbox root: the real bwrap, made able to run there.
 
-tools/rbe/cluster.py --runner=isolated puts this first on the worker's PATH as
+tests/infra/rbe/cluster.py --runner=isolated puts this first on the worker's PATH as
 `bwrap`; buildbox-run-bubblewrap finds it there and passes it the isolation it builds
 for each action (the staged input root as /, the worker image's read-only binds, a
 private /tmp, /proc, /dev, new PID/network/UTS/IPC namespaces, every capability
@@ -79,7 +79,7 @@ def without_user_namespace(args: Sequence[str]) -> list[str]:
         if arg == "--" or not arg.startswith("--"):
             return out + list(args[i:])
         if arg not in OPTION_VALUES:
-            raise UnknownOption(f"bwrap option {arg} is not in OPTION_VALUES of tools/rbe/bwrap_in_sandbox.py; "
+            raise UnknownOption(f"bwrap option {arg} is not in OPTION_VALUES of tests/infra/rbe/bwrap_in_sandbox.py; "
                                 "add it there with the number of values it takes (bwrap --help)")
         end = i + 1 + OPTION_VALUES[arg]
         option = list(args[i:end])
@@ -116,7 +116,7 @@ def enter_mounted_root(mount_point: str) -> None:
 def main(argv: Sequence[str]) -> int:
     mount_point = os.environ.get(MOUNT_ENV)
     if not mount_point or not os.path.isdir(mount_point):
-        print(f"bwrap_in_sandbox: {MOUNT_ENV} must name an empty folder (tools/rbe/cluster.py sets it)",
+        print(f"bwrap_in_sandbox: {MOUNT_ENV} must name an empty folder (tests/infra/rbe/cluster.py sets it)",
               file=sys.stderr)
         return 1
     try:

@@ -1,7 +1,7 @@
 """Copy this checkout's files (tracked, and untracked but not ignored) to DEST.
 
-    python3 -m tools.copy_workspace DEST
-    python3 -m tools.copy_workspace --remove-stale-clones   # of killed test runs (run_tests.py does)
+    python3 -m tests.infra.copy_workspace DEST
+    python3 -m tests.infra.copy_workspace --remove-stale-clones   # of killed test runs (run_tests.py does)
 
 What a fresh clone plus local edits would hold: benchmarks and tests build in such a
 copy so that they get a private Bazel output base and never edit the checkout.
@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-CHECKOUT = Path(__file__).resolve().parent.parent
+CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def git_names(checkout: Path, *options: str) -> list[str]:

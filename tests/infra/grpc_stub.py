@@ -1,6 +1,6 @@
 """A load-only grpc module: the names the given trees load from grpc's .bzl files, and nothing else.
 
-    python3 tools/grpc_stub.py --dest ~/.cache/trees/modules/grpc-load-only ~/.cache/trees/xla-pin ...
+    python3 tests/infra/grpc_stub.py --dest ~/.cache/trees/modules/grpc-load-only ~/.cache/trees/xla-pin ...
 
 grpc's repository was too large to clone where full mode's gated tier (docs/full-mode.md) was
 measured, and the tier needs grpc only so that XLA's BUILD files load: they load
@@ -34,7 +34,7 @@ LOAD = re.compile(r'load\(\s*"@(?:' + "|".join(GRPC_REPOSITORIES) + r')//([\w/.-
                   r'((?:\s*,\s*(?:\w+\s*=\s*)?"\w+")*)\s*,?\s*\)')
 # Files Bazel reads Starlark from.
 STARLARK = re.compile(r"^(BUILD|BUILD\.bazel|WORKSPACE|WORKSPACE\.bazel|MODULE\.bazel|.*\.bzl|.*\.BUILD|BUILD\..*)$")
-WRITTEN_BY = "Written by tools/grpc_stub.py"
+WRITTEN_BY = "Written by tests/infra/grpc_stub.py"
 # The label every target of the stub depends on and the stub does not declare: grpc's C++ library.
 MISSING = "//:grpc++"
 
@@ -90,7 +90,7 @@ def loaded_names(trees: list[Path]) -> dict[str, set[str]]:
 
 
 def stub_file(names: set[str]) -> str:
-    lines = ['"""Written by tools/grpc_stub.py: a load-only stand-in of grpc\'s file of that name (docs/full-mode.md)."""',
+    lines = ['"""Written by tests/infra/grpc_stub.py: a load-only stand-in of grpc\'s file of that name (docs/full-mode.md)."""',
              COMMON.format()]
     for fn in sorted(names):
         if fn in RULE_MACROS:

@@ -6,7 +6,7 @@ four more. The gated test tests/bazel/test_registry_graph.py resolves the graph 
 registry checkout with no override, compares it with docs/registry.md (the versions a networked
 user gets, each beside its offline stand-in) and analyses the wheels with those versions'
 sources. These are its pure parts: the registry it puts in front of the checkout (each version
-laid out locally by tools/real_trees.py --graph-module, as a `local_path` source, so that Bazel
+laid out locally by tests/infra/real_trees.py --graph-module, as a `local_path` source, so that Bazel
 resolves exactly as the registry says and fetches nothing), and readers of `bazel mod graph`,
 of the table in docs/registry.md and of Debian's package versions.
 """

@@ -1,12 +1,12 @@
 """Run this project's tests: sets up what they need, then runs pytest.
 
-    python3 -m tools.run_tests                 # the default run: unit, bazel, e2e (not the slow tier)
-    python3 -m tools.run_tests -m unit         # the fast tier alone (no sandbox)
-    python3 -m tools.run_tests -m slow         # the slow tier: proofs that rebuild from nothing on purpose or
-                                               # repeat a capability on a second input (docs/testing.md lists
-                                               # them); the scheduled workflow slow_tests.yml runs it
-    python3 -m tools.run_tests --rerun-kept    # also run the bazel/e2e tests whose results are kept
-    python3 -m tools.run_tests -m bazel -k smoke -x
+    python3 -m tests.run               # the default run: unit, bazel, e2e (not the slow tier)
+    python3 -m tests.run -m unit       # the fast tier alone (no sandbox)
+    python3 -m tests.run -m slow       # the slow tier: proofs that rebuild from nothing on purpose or
+                                          # repeat a capability on a second input (docs/testing.md lists
+                                          # them); the scheduled workflow slow_tests.yml runs it
+    python3 -m tests.run --rerun-kept  # also run the bazel/e2e tests whose results are kept
+    python3 -m tests.run -m bazel -k smoke -x
 
 Arguments are passed to pytest. The venv with the pinned packages of
 requirements-test.txt lives under ${XDG_CACHE_HOME:-~/.cache}/jax-rocm-build/venvs/
@@ -76,10 +76,10 @@ def missing_prerequisite(profile: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    # The second worker's clone (tools/copy_workspace.py) of an interrupted run, then the
+    # The second worker's clone (tests/infra/copy_workspace.py) of an interrupted run, then the
     # output bases of the checkouts such runs left behind: with caches reused across CI runs
     # they would otherwise fill the disk.
-    subprocess.run([sys.executable, "-m", "tools.copy_workspace", "--remove-stale-clones"], cwd=CHECKOUT,
+    subprocess.run([sys.executable, "-m", "tests.infra.copy_workspace", "--remove-stale-clones"], cwd=CHECKOUT,
                    check=False)
     subprocess.run([sys.executable, "-m", "sandbox", "prune"], cwd=CHECKOUT, check=False)
     if not only_unit_tests(argv):
