@@ -260,8 +260,8 @@ def run_driver(*command: str) -> dict:
 # --- ci_build's dist_wheels as a dry run: what the unit tests of build/ci_build share --------
 # The checkout of the ci_build imported (pytest's rootdir), which may differ from a worker's
 # CHECKOUT above.
-from build.ci_build_cli.paths import CHECKOUT as CI_BUILD_CHECKOUT  # noqa: E402
-from build.ci_build_cli.sandbox import HOST_ENV  # noqa: E402
+from ci_build_cli.paths import CHECKOUT as CI_BUILD_CHECKOUT  # noqa: E402
+from ci_build_cli.sandbox import HOST_ENV  # noqa: E402
 from third_party.gpus import toolkit_sources  # noqa: E402
 
 # What of this machine's environment would steer a ci_build run the unit tests plan: a toolkit
@@ -276,7 +276,7 @@ DRY_RUN = ["--sources=examples", f"--jax-source-dir={CI_BUILD_CHECKOUT / 'exampl
 def recorded(monkeypatch):
     """Commands ci_build would run (sandbox.run's and sandbox.run_bazel's, which succeed); the
     interpreters it would find."""
-    from build.ci_build_cli import pythons, sandbox as ci_sandbox, sources
+    from ci_build_cli import pythons, sandbox as ci_sandbox, sources
 
     commands = []
 

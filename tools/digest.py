@@ -1,8 +1,7 @@
 """sha256 of a file: the one helper for this project's Python.
 
-Imported as `tools.digest`, like every module of the checkout (its package root).
-third_party/private/source_tree.py
-calls hashlib itself: the repository rule runs that file with nothing of the project beside it.
+Imported as `tools.digest` by the CLI, the developer tools and the tests.
+third_party/private/source_tree.py calls hashlib itself: the repository rule runs that file with nothing of the project beside it.
 """
 
 from __future__ import annotations

@@ -14,11 +14,16 @@
                 (wrap, bazel), the shared Bazel flags, one build per checkout at a time
     pythons     the interpreters wheels are built for
     full        full mode: upstream's module graph in full/
+    jax_patches JAX's patches of the modules full mode overrides, written into full/jax_patches
+    full_closure  the source closure full mode needs and the trees lack (--keep_going's events)
     wheels      the built wheels: version flags, each wheel read once, audit, tag, collect
+    wheel_audit the manylinux audit of the wheels (auditwheel, in the tools venv); manylinux: the
+                policy names it and --manylinux take
     commands    doctor and native;  preflight (with preflight_names, preflight_xla_targets);
     dist_wheels the release build
 
-Imports: the checkout is the package root (build.ci_build_cli, tools.venvs, tools.digest,
-third_party.gpus.find_rocm_config ...); build/ci_build runs `python3 -m build.ci_build_cli` with
-it on PYTHONPATH. From the checkout, `python3 -m build.ci_build_cli ...` is the same.
+Imports: this package's root is build/ (build/ is a folder, not a package: PyPA's `build` stays
+importable); it imports the checkout's packages by name (sandbox, tools.venvs, tools.digest,
+third_party.gpus.find_rocm_config ...) and wheel/private's runpath. build/ci_build runs
+`python3 -m ci_build_cli` with the project's Python roots on PYTHONPATH (tools/modules.py).
 """

@@ -386,7 +386,7 @@ def cmd_dist_wheels(request: Request) -> int:
                 shutil.copyfile(path, Path(kept) / path.name)
                 built.append(Path(kept) / path.name)
         if request.dry_run:
-            print("# then, after each build: wheel/wheel_audit.py on its wheels" +
+            print("# then, after each build: build/ci_build_cli/wheel_audit.py on its wheels" +
                   (f" (--manylinux={required})" if required else "") + ", and the same build with "
                   f"--{OURS}wheel:platform_tag=" + (f"{required}_x86_64" if required else "<the policy it certifies>"),
                   file=sys.stderr)

@@ -3,24 +3,19 @@ this project's ROCm injected), run by Debian's Bazel in the sandbox."""
 
 from __future__ import annotations
 
-import ast
-import difflib
 import hashlib
 import json
 import os
 import re
 import shlex
-import subprocess
 import sys
 import tempfile
 import urllib.request
 from pathlib import Path
 
 from third_party.gpus import extract_archive
-from third_party.private import source_tree
-from tools import full_closure
 
-from . import inputs, pythons, sandbox, sources, toolkit
+from . import full_closure, inputs, jax_patches, pythons, sandbox, sources, toolkit
 from .paths import CACHE, CHECKOUT
 from .pythons import Interpreter
 from .request import Request
@@ -39,7 +34,7 @@ FULL_BAZEL = ["/usr/bin/bazel", "--nosystem_rc", f"--bazelrc={SHARED_BAZELRC}", 
 def registry_unreachable(timeout: float = 10) -> str | None:
     """Why the Bazel Central Registry cannot be reached from here (None: it can)."""
     try:
-        urllib.request.urlopen(urllib.request.Request(f"{BCR}/bazel_registry.json", method="HEAD"), timeout=timeout).close()
+        urllib.request.urlopen(urllib.request.Request(f"{jax_patches.BCR}/bazel_registry.json", method="HEAD"), timeout=timeout).close()
     except OSError as e:
         return str(getattr(e, "reason", e))
     return None
@@ -100,7 +95,7 @@ def check_inputs(request: Request) -> None:
         why = registry_unreachable()
         if why:
             raise inputs.InputError(f"a real XLA builds in full mode, upstream's module graph, which resolves from the "
-                                    f"Bazel Central Registry ({BCR}: {why}). Offline, pass --registry=DIR --distdir=DIR "
+                                    f"Bazel Central Registry ({jax_patches.BCR}: {why}). Offline, pass --registry=DIR --distdir=DIR "
                                     "--bazelrc=FILE as tests/infra/real_trees.py lays them out (docs/full-mode.md#offline), "
                                     "or build the offline demo with --sources=examples")
 
@@ -190,7 +185,7 @@ def build_what_can_be_built(request: Request, name: str, bazel: list[str], flags
                             targets: list[str], events: list[str] = ()) -> int:
     """Builds `targets` in upstream's graph. Where Bazel could not fetch part of it (offline: LLVM),
     none of them can be built, so everything of their graph that needs nothing missing is built
-    instead (their closure, tools/full_closure.py), and the run ends with one line naming what
+    instead (their closure, build/ci_build_cli/full_closure.py), and the run ends with one line naming what
     is missing, exit 1. The clean --expunge hint comes only after a failed compile or link.
     `events`: flags of the targets' build alone (wheels.event_flags), not of the closure's."""
     command = bazel + ["build", *flags, *events, "--keep_going", *targets]
@@ -309,59 +304,6 @@ def stop_line(output: str, xla: Path | None) -> str:
             "--bazelrc=FILE, or build with the network")
 
 
-# JAX's root MODULE.bazel overrides these modules' versions and patches them; full/MODULE.bazel
-# replaces that root, so it applies the same patches, read from the JAX source the build uses
-# (written to full/jax_patches, which Git ignores: they are JAX's files). Without them XLA's
-# packages do not load: protobuf lacks the :arena XLA's GPU service names, grpc's
-# cc_grpc_library the plugin_flags XLA's //xla passes.
-PATCHED_MODULES = ("abseil-cpp", "grpc", "protobuf", "rules_python")
-JAX_PATCHES = FULL / "jax_patches"
-
-
-class JaxPatchError(Exception):
-    """JAX's overrides cannot be read or applied as full/MODULE.bazel applies them."""
-
-
-def jax_patch_plan(module_bazel: str) -> dict[str, list[str]]:
-    """Module -> the patch files (paths in JAX's tree, in JAX's order) that JAX's MODULE.bazel
-    applies through single_version_override, for each of PATCHED_MODULES (empty: none)."""
-    plan: dict[str, list[str]] = {name: [] for name in PATCHED_MODULES}
-    for node in ast.walk(ast.parse(module_bazel)):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "single_version_override"):
-            continue
-        kw = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg in ("module_name", "patches", "patch_strip")}
-        if kw.get("module_name") not in plan or not kw.get("patches"):
-            continue
-        if kw.get("patch_strip", 0) != 1:
-            raise JaxPatchError(f"JAX patches {kw['module_name']} with patch_strip = {kw.get('patch_strip', 0)}; "
-                                "full/MODULE.bazel applies JAX's patches with 1")
-        for label in kw["patches"]:
-            if not label.startswith("//") or ":" not in label:
-                raise JaxPatchError(f"JAX's patch {label} of {kw['module_name']} is not a label of its own tree")
-            package, _, name = label[2:].partition(":")
-            plan[kw["module_name"]].append(f"{package}/{name}" if package else name)
-    return plan
-
-
-def jax_module_file(source: Path) -> str:
-    module = source_tree.read_files(source, ["MODULE.bazel"]).get("MODULE.bazel")
-    if module is None:
-        raise JaxPatchError(f"{source} has no MODULE.bazel: not a JAX tree of the Bazel module era")
-    return module.decode()
-
-
-def jax_patches(source: Path, module_file: str | None = None) -> dict[str, bytes]:
-    """Module -> JAX's patches of it, concatenated in JAX's order (b"" when JAX has none);
-    `module_file`: the source's MODULE.bazel when the caller has read it already."""
-    plan = jax_patch_plan(module_file if module_file is not None else jax_module_file(source))
-    files = source_tree.read_files(source, [f for patches in plan.values() for f in patches])
-    missing = [f for patches in plan.values() for f in patches if f not in files]
-    if missing:
-        raise JaxPatchError(f"{source} lacks the patch files its MODULE.bazel names: {', '.join(missing)}")
-    return {name: b"".join(files[f] if files[f].endswith(b"\n") else files[f] + b"\n" for f in patches)
-            for name, patches in plan.items()}
-
-
 def jax_source_for_patches(request: Request) -> Path:
     """The JAX source full mode builds: --jax-source-dir, else the pinned archive (in --distdir,
     in this project's download cache, or downloaded there and checked against the pin)."""
@@ -383,124 +325,13 @@ def jax_source_for_patches(request: Request) -> Path:
                 out.write(response.read())
         except OSError as e:
             partial.unlink(missing_ok=True)
-            raise JaxPatchError(f"cannot download {url} ({e}); offline, pass --jax-source-dir=PATH (a JAX checkout or "
+            raise jax_patches.JaxPatchError(f"cannot download {url} ({e}); offline, pass --jax-source-dir=PATH (a JAX checkout or "
                                 "archive of the pinned tag) or --distdir=DIR holding " + name) from None
         if hashlib.sha256(partial.read_bytes()).hexdigest() != pin["sha256"]:
             partial.unlink()
-            raise JaxPatchError(f"{url} does not have the sha256 third_party/jax/pin.json pins ({pin['sha256']})")
+            raise jax_patches.JaxPatchError(f"{url} does not have the sha256 third_party/jax/pin.json pins ({pin['sha256']})")
         partial.rename(cached)
     return cached
-
-
-BCR = "https://bcr.bazel.build"
-
-
-def overridden_versions(module_bazel: str) -> dict[str, str]:
-    """Module -> the version full/MODULE.bazel's single_version_override pins."""
-    versions = {}
-    for node in ast.walk(ast.parse(module_bazel)):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "single_version_override":
-            kw = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg in ("module_name", "version")}
-            if "version" in kw:
-                versions[kw["module_name"]] = kw["version"]
-    return versions
-
-
-def _sections(patch: str) -> list[str]:
-    """A unified diff split into one text per file (at `diff --git` lines, else at `--- ` headers)."""
-    heads = [m.start() for m in re.finditer(r"^diff --git ", patch, re.M)]
-    if not heads:
-        heads = [m.start() for m in re.finditer(r"^--- .*\n\+\+\+ ", patch, re.M)]
-    if not heads:
-        return [patch]
-    bounds = [*heads, len(patch)]
-    return ([patch[:bounds[0]]] if bounds[0] else []) + [patch[a:b] for a, b in zip(bounds, bounds[1:])]
-
-
-def rebased_module_file(patch: str, module_file: str) -> str:
-    """JAX's patch with the part that edits MODULE.bazel made anew against the registry's
-    MODULE.bazel: GNU patch finds a hunk a few lines off, Bazel's patcher does not, and JAX's
-    grpc patch is 4 lines off the registry's grpc 1.78.0 MODULE.bazel. The change is JAX's,
-    line for line; only where it lands is recomputed."""
-    out = []
-    for section in _sections(patch):
-        if not re.search(r"^\+\+\+ b/MODULE\.bazel\s*$", section, re.M):
-            out.append(section)
-            continue
-        with tempfile.TemporaryDirectory() as tmp:
-            target = Path(tmp) / "MODULE.bazel"
-            target.write_text(module_file)
-            applied = subprocess.run(["patch", "-p1", "--batch", "--forward", "--fuzz=0", "-d", tmp], input=section.encode(),
-                                     capture_output=True)
-            if applied.returncode != 0:
-                raise JaxPatchError("JAX's patch of MODULE.bazel does not apply to the registry's, even a few lines off: "
-                                    + applied.stdout.decode(errors="replace").strip()[-300:])
-            new = target.read_text()
-        header = section[:section.index("--- ")] if "--- " in section else ""
-        out.append(header + "".join(difflib.unified_diff(module_file.splitlines(True), new.splitlines(True),
-                                                         "a/MODULE.bazel", "b/MODULE.bazel")))
-    return "".join(out)
-
-
-def registry_module_file(registry: str | None, name: str, version: str) -> str:
-    """modules/<name>/<version>/MODULE.bazel of the registry full mode resolves from (--registry:
-    a directory or URL; default the Bazel Central Registry)."""
-    base = registry or BCR
-    if "://" not in base:
-        return (Path(base).expanduser() / "modules" / name / version / "MODULE.bazel").read_text()
-    if base.startswith("file://"):
-        return (Path(base[len("file://"):]) / "modules" / name / version / "MODULE.bazel").read_text()
-    url = f"{base.rstrip('/')}/modules/{name}/{version}/MODULE.bazel"
-    try:
-        with urllib.request.urlopen(url, timeout=60) as response:
-            return response.read().decode()
-    except OSError as e:
-        raise JaxPatchError(f"cannot read {url} ({e}); offline, pass --registry=DIR (a checkout of the registry)") from None
-
-
-# What full/MODULE.bazel include()s: JAX's versions of the modules it patches (they move with
-# JAX: 0.10.2 takes abseil 20260107.1, 0.11.0 20260526.0, which XLA main needs), and the patches.
-JAX_OVERRIDES = "jax_overrides.MODULE.bazel"
-
-
-def overrides_file(versions: dict[str, str], patched: set[str], source: str) -> str:
-    lines = [f"# Written by build/ci_build from the MODULE.bazel of {source}: the versions JAX takes of the",
-             "# modules it patches, and its patches (jax_patches/*.patch). Included by full/MODULE.bazel."]
-    for name in PATCHED_MODULES:
-        if name not in versions:
-            raise JaxPatchError(f"JAX's MODULE.bazel has no single_version_override of {name} with a version; "
-                                "full mode takes that module's version from it")
-        patches = f'["//jax_patches:{name}.patch"]' if name in patched else "[]"
-        lines += ["", "single_version_override(", f'    module_name = "{name}",', "    patch_strip = 1,",
-                  f"    patches = {patches},", f'    version = "{versions[name]}",', ")"]
-    return "\n".join(lines) + "\n"
-
-
-def write_jax_patches(source: Path, folder: Path = JAX_PATCHES, registry: str | None = None,
-                      rebase: bool = True) -> dict[str, int]:
-    """Writes full/jax_patches/<module>.patch from JAX's source, each MODULE.bazel part re-anchored
-    on the registry's file (rebase), and the overrides naming them at JAX's versions; module ->
-    bytes of its patch."""
-    written = {}
-    folder.mkdir(parents=True, exist_ok=True)
-    module_file = jax_module_file(source)  # an archive: read once, for the versions and the patches
-    versions = overridden_versions(module_file)
-    outputs = {}
-    for name, text in jax_patches(source, module_file).items():
-        if rebase and b"+++ b/MODULE.bazel" in text:
-            text = rebased_module_file(text.decode(), registry_module_file(registry, name, versions[name])).encode()
-        if text:
-            outputs[f"{name}.patch"] = text
-        written[name] = len(text)
-    outputs[JAX_OVERRIDES] = overrides_file(versions, {n for n, size in written.items() if size}, source.name).encode()
-    for stale in folder.glob("*.patch"):
-        if stale.name not in outputs:
-            stale.unlink()
-    for name, text in outputs.items():
-        path = folder / name
-        if not path.is_file() or path.read_bytes() != text:  # unchanged: no new repository key
-            path.write_bytes(text)
-    return written
 
 
 def prepare(request: Request) -> int:
@@ -508,15 +339,15 @@ def prepare(request: Request) -> int:
     the JAX source given, or the pinned one, cannot give them)."""
     source = request.jax_source_dir or "the pinned JAX archive"
     if request.dry_run:
-        print(f"# first: JAX's patches of {', '.join(PATCHED_MODULES)} from {source} into {JAX_PATCHES} (as its "
+        print(f"# first: JAX's patches of {', '.join(jax_patches.PATCHED_MODULES)} from {source} into {jax_patches.JAX_PATCHES} (as its "
               "MODULE.bazel applies them)", file=sys.stderr)
         return 0
     try:
         found = jax_source_for_patches(request)
-        written = write_jax_patches(found, registry=request.registry)
-    except (JaxPatchError, OSError, extract_archive.UnsafeArchive, SyntaxError, ValueError) as e:
+        written = jax_patches.write_jax_patches(found, registry=request.registry)
+    except (jax_patches.JaxPatchError, OSError, extract_archive.UnsafeArchive, SyntaxError, ValueError) as e:
         detail = " ".join(str(e).split())  # one line, whatever the reader's message
-        raise inputs.InputError(f"full mode applies JAX's patches of {', '.join(PATCHED_MODULES)} and cannot read them: "
+        raise inputs.InputError(f"full mode applies JAX's patches of {', '.join(jax_patches.PATCHED_MODULES)} and cannot read them: "
                                 f"{detail}") from None
     print(f"ci_build: JAX's module patches from {found}: " + ", ".join(f"{m} ({n} bytes)" for m, n in written.items()),
           file=sys.stderr)

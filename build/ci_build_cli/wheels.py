@@ -18,17 +18,16 @@ import time
 import zipfile
 from pathlib import Path
 
-from tools import manylinux
 from tools.digest import sha256_of
 from tools.modules import module_environment
 from tools.venvs import ensure_venv
 
-from . import sandbox, sources
+from . import manylinux, sandbox, sources
 from .inputs import InputError
 from .paths import CHECKOUT, OURS
 from .request import Request
 
-WHEEL_AUDIT = "wheel.wheel_audit"  # a module of the checkout, run in the tools venv
+WHEEL_AUDIT = "ci_build_cli.wheel_audit"  # a module of the checkout, run in the tools venv
 TOOLS_REQUIREMENTS = CHECKOUT / "requirements-tools.txt"
 
 
@@ -203,7 +202,7 @@ def built_wheels(events_path: Path) -> list[BuiltWheel]:
 
 
 def audit_wheels(wheels: list[Path], manylinux: str | None) -> dict | None:
-    """wheel/wheel_audit.py's verdict per wheel name (None when it could not run)."""
+    """build/ci_build_cli/wheel_audit.py's verdict per wheel name (None when it could not run)."""
     python = ensure_venv("tools", TOOLS_REQUIREMENTS, "ci_build")
     cmd = [str(python), "-m", WHEEL_AUDIT, "--json", *(["--manylinux", manylinux] if manylinux else []), *map(str, wheels)]
     print("+ " + shlex.join(cmd), file=sys.stderr, flush=True)
@@ -224,7 +223,7 @@ def required_policy(request: Request) -> str | None:
 
 
 def policy_name(value: str) -> str:
-    """--manylinux's policy by tools/manylinux.py (wheel/wheel_audit.py's parser too); a value
+    """--manylinux's policy by build/ci_build_cli/manylinux.py (build/ci_build_cli/wheel_audit.py's parser too); a value
     it refuses is an InputError, which ci_build reports in one line with exit status 2."""
     try:
         return manylinux.policy_name(value)

@@ -27,12 +27,12 @@ from pathlib import Path
 
 import pytest
 
-from build.ci_build_cli import full
+from ci_build_cli import full, full_closure, jax_patches
+from runpath import is_build_tree_entry
 from tests.conftest import CHECKOUT, require_jax_tree, sandbox, sandbox_environment
 from tests.infra.therock_toolkit import HIP_AND_COMPILER, MAKE_SMALL_TARBALL, STUB_LIBRARY
-from tools import fatbin, full_closure
+from tools import fatbin
 from tools.venvs import ensure_venv
-from wheel.private.runpath import is_build_tree_entry
 
 pytestmark = pytest.mark.bazel
 
@@ -55,7 +55,7 @@ def write_jax_patches(trees: dict[str, Path]) -> None:
     JAX's), written from the JAX tree as every full-mode ci_build command writes them: on a fresh
     clone no Bazel command in full/ works before."""
     jax_tree = require_jax_tree()
-    full.write_jax_patches(jax_tree, registry=str(trees["JAX_ROCM_TEST_REGISTRY"]))
+    jax_patches.write_jax_patches(jax_tree, registry=str(trees["JAX_ROCM_TEST_REGISTRY"]))
 
 
 @pytest.fixture(scope="module")
@@ -482,7 +482,7 @@ def test_full_modes_release_modules_get_kernels_modes_link_only_runpath(full_baz
 @pytest.mark.timeout(5400)  # cold: _triton's closure with the manylinux_2_28 toolchain
 def test_full_modes_release_modules_meet_manylinux_2_28(full_bazel, tmp_path):
     """What full mode can build here of the plugin wheel, with the host toolchain ci_build's
-    release builds use (--config=manylinux_2_28), meets manylinux_2_28 (wheel/wheel_audit.py)."""
+    release builds use (--config=manylinux_2_28), meets manylinux_2_28 (build/ci_build_cli/wheel_audit.py)."""
     if "~hwloc=" not in laid_out_graph():
         pytest.skip("the laid-out graph has no hwloc from source, which TSL's platform code needs under the manylinux_2_28 "
                     "toolchain: lay the trees out again with tests/infra/real_trees.py --manifest tests/infra/real_trees.toml")
@@ -492,10 +492,10 @@ def test_full_modes_release_modules_meet_manylinux_2_28(full_bazel, tmp_path):
     packed = []
     for module in (triton, linalg):
         packed.append(tmp_path / module.name)
-        subprocess.run([str(python), "-m", "wheel.private.runpath", "--in", str(module), "--out", str(packed[-1])],
+        subprocess.run([str(python), "-m", "runpath", "--in", str(module), "--out", str(packed[-1])],
                        env=sandbox_environment(), check=True)
     wheel = one_wheel(tmp_path, packed, "cp314")
-    audit = subprocess.run([str(python), "-m", "wheel.wheel_audit", "--manylinux=manylinux_2_28", "--json", str(wheel)],
+    audit = subprocess.run([str(python), "-m", "ci_build_cli.wheel_audit", "--manylinux=manylinux_2_28", "--json", str(wheel)],
                            env=sandbox_environment(), capture_output=True, text=True)
     assert audit.returncode == 0, audit.stdout + audit.stderr
     print(f"full mode's _triton and _linalg: {json.loads(audit.stdout)}")

@@ -75,7 +75,7 @@ def test_hipcc_compiles_device_code_without_a_gpu(in_sandbox, tmp_path):
 def test_the_pythons_ci_build_expects_before_a_root_exists_are_the_built_roots(sandbox_root):
     """ci_build answers --python-versions before a root is built from PROFILE_PYTHONS; the root
     built from the layers (read from its files) must have exactly those (sid's python3 moved on?)."""
-    from build.ci_build_cli import pythons
+    from ci_build_cli import pythons
     from sandbox.layers import PROFILE_PYTHONS
 
     assert pythons.sandbox_versions() == PROFILE_PYTHONS[TEST_ROCM_PROFILE]

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from runpath import is_build_tree_entry
 from tests.conftest import sandbox
 from tests.infra.local_config_rocm import rocm_config
-from wheel.private.runpath import is_build_tree_entry
 
 pytestmark = pytest.mark.bazel
 

@@ -78,9 +78,9 @@ def test_every_wheel_is_manylinux_2_28(wheels):
 
 
 def test_auditwheel_certifies_manylinux_2_28_for_every_wheel(wheels):
-    """auditwheel's own verdict, through wheel/wheel_audit.py (ROCm libraries excluded)."""
+    """auditwheel's own verdict, through build/ci_build_cli/wheel_audit.py (ROCm libraries excluded)."""
     python = ensure_venv("tools", CHECKOUT / "requirements-tools.txt", "test")
-    result = subprocess.run([str(python), "-m", "wheel.wheel_audit", "--json", "--manylinux=manylinux_2_28", *map(str, wheels)],
+    result = subprocess.run([str(python), "-m", "ci_build_cli.wheel_audit", "--json", "--manylinux=manylinux_2_28", *map(str, wheels)],
                             env=sandbox_environment(), capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     verdicts = json.loads(result.stdout)

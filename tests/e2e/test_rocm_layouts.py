@@ -37,10 +37,10 @@ from pathlib import Path
 
 import pytest
 
+from ci_build_cli import wheel_audit
 from tests.conftest import CHECKOUT, EXAMPLES_JAX, PRIVATE_MOUNTS, jax_tree_from_env, sandbox
 from tests.infra.host_venv import JAX, make_host_venv
 from tests.infra.plugin_modules import plugin_modules
-from wheel import wheel_audit
 
 # JAX's tree for the plugin wheel: the stand-in tree, or a real one (JAX_ROCM_TEST_JAX_TREE): what the
 # ROCm layouts are tested with does not depend on it.

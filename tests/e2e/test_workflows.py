@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from build.ci_build_cli import cli as ci_build
+from ci_build_cli import cli as ci_build
 from tests.conftest import CHECKOUT, sandbox_environment
 
 pytestmark = pytest.mark.e2e

@@ -7,7 +7,7 @@
                                                 (chroot, as root; exit status is CMD's)
     python3 -m tests.infra.bullseye_root info       glibc and Python of the root
 
-(from the checkout, the package root of its Python).
+(from the checkout).
 
 Buster (glibc 2.28) is gone from Debian's mirror; bullseye is the oldest release it still
 serves, older than every glibc the sandbox (Debian sid) or this host (Debian 12, 2.36) has,

@@ -82,15 +82,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from build.ci_build_cli import full
 from tests.infra import grpc_stub
 from third_party.gpus import extract_archive
 from tools import digest, prefetch
-from tools.modules import SANDBOX, module_environment
+from tools.modules import SANDBOX, module_command, module_environment
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 # JAX's patches of the modules full/MODULE.bazel overrides, as full mode applies them (written
-# there by build/ci_build from the JAX source: build/ci_build_cli/full.py).
+# there by build/ci_build from the JAX source: build/ci_build_cli/jax_patches.py).
 JAX_PATCHES = CHECKOUT / "full" / "jax_patches"
 STAMP = ".real_trees.json"  # in each tree: the repository and commit it was laid out from
 
@@ -866,12 +865,16 @@ def pinned_wheels(distdir: Path) -> list[str]:
     return done
 
 
-def write_jax_patches(jax_tree: Path, folder: Path, registry: Path) -> dict[str, int]:
-    """JAX's patches of the modules full mode overrides, as ci_build writes them (build/ci_build_cli/full.py)."""
-    try:
-        return full.write_jax_patches(jax_tree, folder=folder, registry=str(registry))
-    except full.JaxPatchError as e:
-        raise TreeError(f"JAX's patches from {jax_tree}: {e}") from None
+def write_jax_patches(jax_tree: Path, folder: Path, registry: Path) -> str:
+    """JAX's patches of the modules full mode overrides, as ci_build writes them: its module
+    build/ci_build_cli/jax_patches.py, run as a program (the CLI's package is not this one's);
+    what it wrote, module by module."""
+    result = subprocess.run(module_command("ci_build_cli.jax_patches", "--source", str(jax_tree), "--folder", str(folder),
+                                           "--registry", str(registry)),
+                            env=module_environment(), capture_output=True, text=True)
+    if result.returncode != 0:
+        raise TreeError(f"JAX's patches from {jax_tree}: {result.stderr.strip() or f'exit {result.returncode}'}")
+    return result.stdout.strip()
 
 
 # Fetches a Debian source package's files into the current folder, from the deb-src twin of the
@@ -1042,8 +1045,7 @@ def manifest_main(argv: list[str]) -> int:
             folder = JAX_PATCHES if profile.is_checkouts else dest / "jax_patches" / jax_tree.name
             written = write_jax_patches(jax_tree, folder, dest / "registry")
             patch_folders[profile.name] = folder
-            print(f"real_trees: {folder}: JAX's patches from {jax_tree.name}: "
-                  + ", ".join(f"{m} ({n} bytes)" for m, n in written.items()), file=sys.stderr)
+            print(f"real_trees: {folder}: JAX's patches from {jax_tree.name}: {written}", file=sys.stderr)
     except (TreeError, OSError, subprocess.CalledProcessError, RuntimeError, ValueError, ImportError) as e:
         print(f"real_trees: error: {e}", file=sys.stderr)
         return 1

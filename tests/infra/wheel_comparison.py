@@ -36,8 +36,8 @@ import zipfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from wheel.private.runpath import is_build_tree_entry, read_dynamic
-from wheel.wheel_audit import is_rocm_library
+from ci_build_cli.wheel_audit import is_rocm_library
+from runpath import is_build_tree_entry, read_dynamic
 
 KINDS = ("build_tree", "therock_pip", "origin", "absolute")
 _KIND_WORDS = {"build_tree": "build tree", "therock_pip": "TheRock pip", "origin": "$ORIGIN-relative", "absolute": "absolute"}
@@ -142,7 +142,7 @@ class ElfMember:
 
     @property
     def rocm_needed(self) -> tuple[str, ...]:
-        """The NEEDED sonames that ROCm provides (wheel/wheel_audit.py's list)."""
+        """The NEEDED sonames that ROCm provides (build/ci_build_cli/wheel_audit.py's list)."""
         return tuple(n for n in self.needed if is_rocm_library(n))
 
     @property

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from build.ci_build_cli import sandbox as ci_sandbox
+from ci_build_cli import sandbox as ci_sandbox
 
 
 @pytest.fixture(autouse=True)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from build.ci_build_cli import cli, dist_wheels
-from build.ci_build_cli.options import RBE_CONFIGS
-from build.ci_build_cli.request import Request
+from ci_build_cli import cli, dist_wheels
+from ci_build_cli.options import RBE_CONFIGS
+from ci_build_cli.request import Request
 from tests.conftest import require_jax_tree
 from tests.infra import bazelrc
 from third_party.private import source_tree

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from build.ci_build_cli import cli, dist_wheels, full, inputs, options, pythons, sandbox, sources, toolkit, wheels
-from build.ci_build_cli.paths import CHECKOUT  # the checkout of the ci_build imported here (pytest.ini's pythonpath)
-from build.ci_build_cli.request import Request
+from ci_build_cli import cli, dist_wheels, full, inputs, options, pythons, sandbox, sources, toolkit, wheels
+from ci_build_cli.paths import CHECKOUT  # the checkout of the ci_build imported here (pytest.ini's pythonpath)
+from ci_build_cli.request import Request
 from tests.conftest import DRY_RUN, SANDBOX, bazel_build, require_jax_tree, sandbox_environment
 
 pytestmark = pytest.mark.unit
@@ -1478,7 +1478,7 @@ def test_a_therock_release_from_the_pins_prints_full_modes_commands_one_build_pe
     builds = [n for n, line in enumerate(err) if line.startswith("+ ") and " build " in line]
     assert err[builds[0] - 1] == "ci_build dist_wheels [1/3]: building the wheels with Bazel for Python 3.13 (1 of 2)"
     assert err[builds[1] - 1] == "ci_build dist_wheels [1/3]: building the wheels with Bazel for Python 3.14 (2 of 2)"
-    assert err[-1] == ("# then, after each build: wheel/wheel_audit.py on its wheels (--manylinux=manylinux_2_28), and the "
+    assert err[-1] == ("# then, after each build: build/ci_build_cli/wheel_audit.py on its wheels (--manylinux=manylinux_2_28), and the "
                        "same build with --@jax_rocm_build//wheel:platform_tag=manylinux_2_28_x86_64")
     assert any(line.startswith("# first: JAX's patches of abseil-cpp, grpc, protobuf, rules_python from the pinned JAX "
                                "archive") for line in err[:builds[0]])

@@ -10,7 +10,7 @@ import tarfile
 
 import pytest
 
-from build.ci_build_cli import cli, inputs as ci, sandbox, toolkit, wheels
+from ci_build_cli import cli, inputs as ci, sandbox, toolkit, wheels
 from third_party.gpus import find_rocm_config as finder
 
 pytestmark = pytest.mark.unit

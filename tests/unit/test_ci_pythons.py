@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from build.ci_build_cli import cli, full, pythons, sources
+from ci_build_cli import cli, full, pythons, sources
 from tests.conftest import CHECKOUT, EXAMPLES_JAX, bazel_build, require_jax_tree
 from tests.infra.archives import tar_of, zip_of
 from third_party.private import source_tree

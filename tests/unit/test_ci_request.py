@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from build.ci_build_cli import cli, options, preflight, toolkit
-from build.ci_build_cli.paths import CHECKOUT
-from build.ci_build_cli.request import Request
+from ci_build_cli import cli, options, preflight, toolkit
+from ci_build_cli.paths import CHECKOUT
+from ci_build_cli.request import Request
 from tests.conftest import DRY_RUN, bazel_build
 from tests.infra.archives import entries_of, tar_of
 

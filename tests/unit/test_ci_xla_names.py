@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from build.ci_build_cli import cli, sandbox, toolkit
-from build.ci_build_cli.inputs import InputError
+from ci_build_cli import cli, sandbox, toolkit
+from ci_build_cli.inputs import InputError
 from tests.conftest import DRY_RUN, bazel_build
 
 pytestmark = pytest.mark.unit

@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from build.ci_build_cli import cli, options
+import wheel_builder
+from ci_build_cli import cli, options
 from tests.conftest import CHECKOUT
 from third_party.gpus import find_rocm_config as finder  # as ci_build imports it
-from wheel.private import wheel_builder
 
 pytestmark = pytest.mark.unit
 

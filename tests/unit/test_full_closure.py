@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tools import full_closure
+from ci_build_cli import full_closure
 
 pytestmark = pytest.mark.unit
 

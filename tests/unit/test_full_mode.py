@@ -67,15 +67,15 @@ def write_jax_tree(root):
 
 
 def test_jax_patches_are_taken_in_jaxs_order_for_the_modules_full_mode_overrides(tmp_path):
-    from build.ci_build_cli import full
+    from ci_build_cli import jax_patches
 
-    plan = full.jax_patch_plan(JAX_MODULE)
+    plan = jax_patches.jax_patch_plan(JAX_MODULE)
     assert plan == {"abseil-cpp": [], "grpc": ["third_party/grpc/grpc.patch"], "rules_python": [],
                     "protobuf": ["third_party/protobuf/a.patch", "third_party/protobuf/b.patch"]}, "rules_cc is not ours to patch"
     tree = write_jax_tree(tmp_path / "jax")
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "abseil-cpp.patch").write_text("from an earlier JAX\n")
-    written = full.write_jax_patches(tree, tmp_path / "out")
+    written = jax_patches.write_jax_patches(tree, tmp_path / "out")
     assert written == {"abseil-cpp": 0, "grpc": 16, "protobuf": 4, "rules_python": 0}
     assert (tmp_path / "out" / "protobuf.patch").read_text() == "A\nB\n"
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["grpc.patch", "jax_overrides.MODULE.bazel", "protobuf.patch"]
@@ -85,56 +85,56 @@ def test_jax_patches_are_taken_in_jaxs_order_for_the_modules_full_mode_overrides
         in overrides
     archive = tmp_path / "jax-v0.10.2.tar.gz"
     subprocess.run(["tar", "czf", str(archive), "-C", str(tmp_path), "jax"], check=True)
-    assert full.jax_patches(archive) == full.jax_patches(tree), "an archive of the tree gives the same patches"
+    assert jax_patches.jax_patches(archive) == jax_patches.jax_patches(tree), "an archive of the tree gives the same patches"
 
 
 def test_jax_patches_that_full_mode_cannot_apply_as_jax_does_are_refused(tmp_path):
-    from build.ci_build_cli import full
+    from ci_build_cli import jax_patches
 
-    with pytest.raises(full.JaxPatchError, match="patch_strip = 0"):
-        full.jax_patch_plan('single_version_override(module_name = "grpc", patches = ["//p:g.patch"])')
+    with pytest.raises(jax_patches.JaxPatchError, match="patch_strip = 0"):
+        jax_patches.jax_patch_plan('single_version_override(module_name = "grpc", patches = ["//p:g.patch"])')
     tree = write_jax_tree(tmp_path / "jax")
     (tree / "third_party" / "protobuf" / "b.patch").unlink()
-    with pytest.raises(full.JaxPatchError, match="lacks the patch files its MODULE.bazel names: third_party/protobuf/b.patch"):
-        full.jax_patches(tree)
-    with pytest.raises(full.JaxPatchError, match="has no MODULE.bazel"):
-        full.jax_patches(tmp_path)
+    with pytest.raises(jax_patches.JaxPatchError, match="lacks the patch files its MODULE.bazel names: third_party/protobuf/b.patch"):
+        jax_patches.jax_patches(tree)
+    with pytest.raises(jax_patches.JaxPatchError, match="has no MODULE.bazel"):
+        jax_patches.jax_patches(tmp_path)
 
 
 def test_full_module_takes_the_patched_modules_versions_and_patches_from_jax():
     """full/MODULE.bazel includes what write_jax_patches writes, and overrides none of them itself:
     their versions move with JAX (abseil 20260107.1 in 0.10.2, 20260526.0 in 0.11.0)."""
-    from build.ci_build_cli import full
+    from ci_build_cli import jax_patches
 
     text = (CHECKOUT / "full" / "MODULE.bazel").read_text()
-    assert f'include("//jax_patches:{full.JAX_OVERRIDES}")' in text
-    assert not full.overridden_versions(text).keys() & set(full.PATCHED_MODULES)
-    with pytest.raises(full.JaxPatchError, match="no single_version_override of abseil-cpp with a version"):
-        full.overrides_file({"grpc": "1.78.0"}, set(), "jax")
+    assert f'include("//jax_patches:{jax_patches.JAX_OVERRIDES}")' in text
+    assert not jax_patches.overridden_versions(text).keys() & set(jax_patches.PATCHED_MODULES)
+    with pytest.raises(jax_patches.JaxPatchError, match="no single_version_override of abseil-cpp with a version"):
+        jax_patches.overrides_file({"grpc": "1.78.0"}, set(), "jax")
 
 
 def test_jaxs_module_file_hunks_are_re_anchored_on_the_registrys_file():
     """JAX's grpc patch edits MODULE.bazel 4 lines off the registry's file: GNU patch applies it
     there, Bazel's patcher (no offset) refuses it, so full mode writes the same change re-anchored."""
-    from build.ci_build_cli import full
+    from ci_build_cli import jax_patches
 
     registry = "".join(f"line {n}\n" for n in range(1, 21))
     jax = ("diff --git a/x.bzl b/x.bzl\n--- a/x.bzl\n+++ b/x.bzl\n@@ -1 +1 @@\n-a\n+b\n"
            "diff --git a/MODULE.bazel b/MODULE.bazel\n--- a/MODULE.bazel\n+++ b/MODULE.bazel\n"
            "@@ -14,3 +14,3 @@\n line 10\n-line 11\n+line eleven\n line 12\n")
-    rebased = full.rebased_module_file(jax, registry)
+    rebased = jax_patches.rebased_module_file(jax, registry)
     assert rebased.startswith("diff --git a/x.bzl b/x.bzl\n--- a/x.bzl\n+++ b/x.bzl\n@@ -1 +1 @@\n-a\n+b\n")
     assert "@@ -8,7 +8,7 @@\n line 8\n line 9\n line 10\n-line 11\n+line eleven\n line 12\n" in rebased
-    with pytest.raises(full.JaxPatchError, match="does not apply to the registry's"):
-        full.rebased_module_file(jax.replace("line 10\n-line 11", "line 10\n-line 99"), registry)
-    assert full.overridden_versions(JAX_MODULE)["grpc"] == "1.78.0"
+    with pytest.raises(jax_patches.JaxPatchError, match="does not apply to the registry's"):
+        jax_patches.rebased_module_file(jax.replace("line 10\n-line 11", "line 10\n-line 99"), registry)
+    assert jax_patches.overridden_versions(JAX_MODULE)["grpc"] == "1.78.0"
 
 
 def test_full_modes_bazel_keeps_its_jni_folder_in_the_runs_tmpfs(tmp_path):
     """--nosystem_rc drops the sandbox's rc; full mode's Bazel reads its shared part instead,
     which sets the server's tmpdir to the tmpfs the sandbox mounts for each run (and the action
     cache every workspace shares), but not the kernels-mode stand-in modules."""
-    from build.ci_build_cli import full
+    from ci_build_cli import full
     from sandbox import cache, environment
 
     assert environment.BAZEL_JVM_TMPFS in environment.RUN_TMPFS
@@ -182,7 +182,7 @@ def xla_tree(root):
 
 
 def test_what_bazel_could_not_fetch_is_named_once_each_in_its_order():
-    from build.ci_build_cli import full
+    from ci_build_cli import full
 
     repos, targets = full.unfetched(OFFLINE)
     assert repos == {"llvm-raw": "https://storage.googleapis.com/mirror.tensorflow.org/github.com/llvm/llvm-project/"
@@ -194,7 +194,7 @@ def test_what_bazel_could_not_fetch_is_named_once_each_in_its_order():
 
 
 def test_the_stop_line_names_llvms_archive_by_the_xla_trees_url_and_sha256(tmp_path):
-    from build.ci_build_cli import full
+    from ci_build_cli import full
 
     xla = xla_tree(tmp_path / "xla")
     line = full.stop_line(OFFLINE, xla)
@@ -212,7 +212,7 @@ def test_the_stop_line_names_llvms_archive_by_the_xla_trees_url_and_sha256(tmp_p
 
 
 def test_a_failed_full_mode_build_closes_with_the_stop_line_and_no_clean_hint(monkeypatch, tmp_path, capsys):
-    from build.ci_build_cli import cli, dist_wheels, full, pythons, sandbox, wheels
+    from ci_build_cli import cli, dist_wheels, full, pythons, sandbox, wheels
 
     xla = xla_tree(tmp_path / "xla")
     builds, queries = [], []
@@ -242,7 +242,7 @@ def test_a_failed_full_mode_build_closes_with_the_stop_line_and_no_clean_hint(mo
 
 
 def test_full_modes_inputs_are_checked_before_anything_runs(monkeypatch, tmp_path):
-    from build.ci_build_cli import cli, full, inputs
+    from ci_build_cli import cli, full, inputs
 
     xla = xla_tree(tmp_path / "xla")
 

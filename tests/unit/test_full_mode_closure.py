@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from build.ci_build_cli import cli, full
-from build.ci_build_cli.request import Request
+from ci_build_cli import cli, full
+from ci_build_cli.request import Request
 
 pytestmark = pytest.mark.unit
 
@@ -96,7 +96,7 @@ def test_the_name_check_goes_on_where_jaxs_patches_cannot_be_had_offline(monkeyp
     """`preflight --names-only` with a JAX tree writes JAX's patches for a later build, but the
     name check needs none: offline (no registry to re-anchor them on) it is a note, and the
     check runs; a build (no --names-only) still stops there."""
-    from build.ci_build_cli import cli, inputs, preflight
+    from ci_build_cli import cli, inputs, preflight
 
     xla, jax = tmp_path / "xla", tmp_path / "jax"
     (xla / "xla").mkdir(parents=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench import bench_manylinux as bench
-from build.ci_build_cli import cli, dist_wheels, wheels
+from ci_build_cli import cli, dist_wheels, wheels
 from tests.conftest import CHECKOUT, DRY_RUN, bazel_build
 from tests.infra import bullseye_root as bullseye
 from toolchains.manylinux import extract_zig

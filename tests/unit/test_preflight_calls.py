@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from build.ci_build_cli import preflight_calls as pc
+from ci_build_cli import preflight_calls as pc
 
 pytestmark = pytest.mark.unit
 

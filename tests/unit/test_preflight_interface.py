@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from build.ci_build_cli import cli, preflight, preflight_interface as pi
+from ci_build_cli import cli, preflight, preflight_interface as pi
 
 pytestmark = pytest.mark.unit
 

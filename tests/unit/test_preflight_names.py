@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from build.ci_build_cli import preflight_names as pn
+from ci_build_cli import preflight_names as pn
 
 pytestmark = pytest.mark.unit
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from build.ci_build_cli import preflight_names, preflight_xla_targets as targets
+from ci_build_cli import preflight_names, preflight_xla_targets as targets
 from tests.conftest import CHECKOUT
 
 pytestmark = pytest.mark.unit

@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from build.ci_build_cli import inputs
-from build.ci_build_cli.paths import CHECKOUT
+from ci_build_cli import inputs
+from ci_build_cli.paths import CHECKOUT
 from third_party.gpus import find_rocm_config as finder
 
 pytestmark = pytest.mark.unit

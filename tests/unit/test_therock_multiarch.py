@@ -259,7 +259,7 @@ def multiarch_tarball(path: Path, targets) -> Path:
 @pytest.mark.parametrize("name", ["therock-dist-linux-multiarch-10.1.0a20260811.tar.gz",
                                   "therock-dist-linux-gfx110X-all-10.1.0a20260811.tar.gz"])
 def test_ci_build_refuses_a_target_a_multi_arch_tarballs_packs_lack(recorded, tmp_path, capsys, name):
-    from build.ci_build_cli import cli
+    from ci_build_cli import cli
     from tests.unit.test_ci_build import one_error_line
     tarball = multiarch_tarball(tmp_path / name, ["gfx1100", "gfx1101"])
     assert cli.main(["--amdgpu-targets=gfx1100,gfx1102", f"--therock-path={tarball}", "--sources=examples",
@@ -272,7 +272,7 @@ def test_ci_build_refuses_a_target_a_multi_arch_tarballs_packs_lack(recorded, tm
 
 
 def test_ci_build_plans_a_multi_arch_tarball_of_rocm10(recorded, tmp_path, capsys):
-    from build.ci_build_cli import cli
+    from ci_build_cli import cli
     tarball = multiarch_tarball(tmp_path / "therock-dist-linux-multiarch-10.1.0a20260811+bkc.20260814.tar.gz", ["gfx942"])
     assert cli.main(["--amdgpu-targets=gfx942", f"--therock-path={tarball}", "--sources=examples",
                      "--dry-run", "dist_wheels"]) == 0
@@ -280,7 +280,7 @@ def test_ci_build_plans_a_multi_arch_tarball_of_rocm10(recorded, tmp_path, capsy
 
 
 def test_ci_build_refuses_a_target_a_multi_arch_folder_lacks(recorded, tmp_path, capsys):
-    from build.ci_build_cli import cli
+    from ci_build_cli import cli
     from tests.unit.test_ci_build import one_error_line
     devel = make_multiarch_pip(tmp_path / "site-packages", ["gfx942"])
     assert cli.main(["--amdgpu-targets=gfx950", f"--rocm-path={devel}", "--sources=examples",
@@ -293,7 +293,7 @@ def test_ci_build_refuses_a_target_a_multi_arch_folder_lacks(recorded, tmp_path,
 @pytest.mark.parametrize("version, major", [("10.1.0a20260811+bkc.20260814", 10), ("10.0.0rc1", 10),
                                             ("7.13.0a20260430", 7)])
 def test_a_rocm10_tarball_name_plans_jax_rocm10_wheels(recorded, capsys, version, major):
-    from build.ci_build_cli import cli
+    from ci_build_cli import cli
     url = f"https://rocm.nightlies.amd.com/tarball-multi-arch/therock-dist-linux-multiarch-{version}.tar.gz"
     assert cli.main([f"--therock-path={url}", "--therock-sha256=" + "ab" * 32, "--sources=examples",
                      "--dry-run", "dist_wheels"]) == 0

@@ -1,4 +1,4 @@
-"""wheel/wheel_audit.py: policy names, the ROCm exclusion, auditwheel's policy data, and the
+"""build/ci_build_cli/wheel_audit.py: policy names, the ROCm exclusion, auditwheel's policy data, and the
 symbol-version check on a real ELF library of this host packed into a wheel under tmp_path.
 
 `auditwheel show` is replaced by a dict of the shape it prints (`--json`), except in one
@@ -20,8 +20,8 @@ import pytest
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
-from wheel import wheel_audit as wa
-from wheel.private import runpath as runpath_tool
+import runpath as runpath_tool
+from ci_build_cli import wheel_audit as wa
 
 pytestmark = pytest.mark.unit
 

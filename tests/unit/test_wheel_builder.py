@@ -26,10 +26,10 @@ from pathlib import Path
 import pytest
 from packaging import metadata, requirements, utils, version as pkg_version
 
-from build.ci_build_cli import cli, wheels
-from build.ci_build_cli.paths import OURS
+import wheel_builder as wb
+from ci_build_cli import cli, wheels
+from ci_build_cli.paths import OURS
 from tests.conftest import CHECKOUT, sandbox_environment
-from wheel.private import wheel_builder as wb
 
 pytestmark = pytest.mark.unit
 
@@ -778,7 +778,7 @@ def test_peak_rss_of_the_command_stays_under_128_mb_with_many_workers(tmp_path):
         "distribution": DIST, "version": {"base": "0.7.1"}, "summary": "rss",
         "files": [{"src": str(library), "dest": "pkg/lib.so"}]}))
     # Level 1: the bound does not depend on the level, and the test stays quick.
-    result = subprocess.run([sys.executable, "-c", PEAK_RSS_OF_MAIN, "wheel.private.wheel_builder",
+    result = subprocess.run([sys.executable, "-c", PEAK_RSS_OF_MAIN, "wheel_builder",
                              "--spec", str(tmp_path / "spec.json"), "--out-dir", str(tmp_path / "out"),
                              "--compresslevel", "1", "--workers", str(wb.MAX_WORKERS), "--quiet"],
                             env=sandbox_environment(), capture_output=True, text=True)

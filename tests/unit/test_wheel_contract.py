@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from build.ci_build_cli import wheels
-from build.ci_build_cli.inputs import InputError
-from build.ci_build_cli.paths import CHECKOUT
+from ci_build_cli import wheels
+from ci_build_cli.inputs import InputError
+from ci_build_cli.paths import CHECKOUT
+from tools.modules import module_environment
 
 pytestmark = pytest.mark.unit
 
@@ -89,8 +90,8 @@ def test_the_events_file_is_this_users_and_this_checkouts_under_tmp():
     assert events == wheels.events_file()  # the same path each time: a dry run prints what a run runs
     # Another ci_build of this checkout (another process) writes elsewhere: it cannot empty or
     # remove this one's folder while this one builds (seen: the unit tests beside a real run).
-    other = subprocess.run([sys.executable, "-c", "from build.ci_build_cli import wheels; print(wheels.events_file())"],
-                           cwd=CHECKOUT, capture_output=True, text=True, check=True).stdout.strip()
+    other = subprocess.run([sys.executable, "-c", "from ci_build_cli import wheels; print(wheels.events_file())"],
+                           cwd=CHECKOUT, env=module_environment(), capture_output=True, text=True, check=True).stdout.strip()
     assert Path(other) != events and Path(other).parent.parent == events.parent.parent
 
 

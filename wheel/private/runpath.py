@@ -13,7 +13,7 @@ never longer than what was there), so nothing else in the file moves; a RUNPATH 
 is removed from the dynamic section rather than left as "" (which the loader would read as
 the current directory).
 
-wheel/wheel_audit.py fails a wheel that still holds such an entry, with the same
+build/ci_build_cli/wheel_audit.py fails a wheel that still holds such an entry, with the same
 is_build_tree_entry. pyelftools reads the file (it cannot write one: the edits are bytes
 written at the offsets it gives). Bazel runs this with the sandbox's Python, whose root
 has Debian's python3-pyelftools (sandbox/layers.py).

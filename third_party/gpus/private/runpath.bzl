@@ -23,7 +23,7 @@ The RUNPATH is DT_RUNPATH (--enable-new-dtags): LD_LIBRARY_PATH still comes firs
 Bazel adds its own entries into its build tree ($ORIGIN/../../_solib_k8/...), which a
 target cannot turn off (the toolchains imply runtime_library_search_directories): the
 wheel rule strips them from every .so it packs (wheel/private/runpath.py), and
-wheel/wheel_audit.py fails a wheel that still holds one.
+build/ci_build_cli/wheel_audit.py fails a wheel that still holds one.
 """
 
 # XLA's values (its third_party/gpus/rocm/BUILD.tpl).

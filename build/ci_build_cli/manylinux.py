@@ -1,8 +1,8 @@
 """manylinux policy names as our tools take them: the one parser.
 
-wheel/wheel_audit.py (its --manylinux, in the tools venv) loads this file by its path;
-build/ci_build imports it as `tools.manylinux` (its --manylinux, before anything runs). Both
-then speak of the same policy, whichever of the three spellings the user gave.
+wheel_audit.py (its --manylinux, in the tools venv) and ci_build's own --manylinux (checked
+before anything runs) both import it: they speak of the same policy, whichever of the three
+spellings the user gave.
 """
 
 from __future__ import annotations

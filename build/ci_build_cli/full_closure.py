@@ -8,9 +8,9 @@ cut, and the labels that cut it are counted by package. Then it reads the build 
 built, what failed, and the first cause of each failure.
 
     bazel query --keep_going --output=xml 'deps(//:xla_rocm_plugin)' > graph.xml
-    python3 -m tools.full_closure targets graph.xml > closure.txt
+    PYTHONPATH=build python3 -m ci_build_cli.full_closure targets graph.xml > closure.txt
     bazel build --keep_going --target_pattern_file=closure.txt --build_event_json_file=events.json
-    python3 -m tools.full_closure report graph.xml events.json
+    PYTHONPATH=build python3 -m ci_build_cli.full_closure report graph.xml events.json
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Certifies the manylinux policy of our wheels with auditwheel, ROCm libraries excluded.
 
-    python3 -m wheel.wheel_audit [--manylinux POLICY] [--json] WHEEL...   (from the checkout)
+    PYTHONPATH=build:wheel/private python3 -m ci_build_cli.wheel_audit [--manylinux POLICY] [--json] WHEEL...
 
 Runs in the tools venv (requirements-tools.txt; build/ci_build sets it up). For each
 wheel, `auditwheel show --json` reports the libraries the wheel's ELF files need and
@@ -38,10 +38,10 @@ from pathlib import Path
 
 from elftools.elf.elffile import ELFFile  # pyelftools, which auditwheel itself uses
 
-from tools.manylinux import policy_name  # the manylinux policy parser, shared with ci_build's --manylinux
-
 # What a build-tree RUNPATH entry is: one definition, shared with the tool that strips them when the wheel is packed.
-from wheel.private.runpath import is_build_tree_entry
+from runpath import is_build_tree_entry
+
+from .manylinux import policy_name  # the manylinux policy parser, shared with ci_build's --manylinux
 
 # Sonames that come from ROCm, never from our wheels.
 ROCM_LIBRARIES = (
@@ -89,7 +89,7 @@ class Audit:
         out = []
         for lib in self.foreign_libraries:
             out.append(f"needs {lib}, which is neither in the manylinux whitelist nor a ROCm library: link it "
-                       "statically or add it to ROCM_LIBRARIES in wheel/wheel_audit.py if ROCm provides it")
+                       "statically or add it to ROCM_LIBRARIES in build/ci_build_cli/wheel_audit.py if ROCm provides it")
         if self.unsupported_isa:
             out.append("uses instructions beyond the x86_64 baseline (auditwheel's ISA check)")
         if self.platform_tag == f"linux_{ARCH}" and not self.too_new:
