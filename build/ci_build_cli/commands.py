@@ -16,15 +16,13 @@ from .request import Request
 
 def check_doctor(request: Request) -> Request:
     """doctor's inputs (before the lock, cli.main): in host mode, the toolkit it reports on."""
-    if request.host:
-        toolkit.check_inputs(request)
-    return request
+    return toolkit.check_inputs(request) if request.host else request
 
 
 def check_native(request: Request) -> Request:
     """native's inputs (before the lock, cli.main): the toolkit, the source trees, full mode's
     (last but the pins: the registry's may ask the network), the pins."""
-    toolkit.check_inputs(request)
+    request = toolkit.check_inputs(request)
     sources.check_local_sources(request)
     full.check_inputs(request)
     sources.check_pins_reachable(request)

@@ -138,7 +138,7 @@ def check_dist_wheels(request: Request) -> Request:
     toolkit, the source trees, the kind of wheel (decided here when --wheel-kind is not given:
     the request returned, which the command runs with), the manylinux policy, --output-dir, then
     what may ask the network: full mode's and the pins."""
-    toolkit.check_inputs(request)
+    request = toolkit.check_inputs(request)
     sources.check_local_sources(request)
     if request.python_versions:
         pythons.check_requested(request.python_versions, sources.jax_pythons(request.source_dirs.get("jax")).pythons,
@@ -176,9 +176,6 @@ def prepare_toolkit(request: Request) -> int:
     """Says which toolkit, makes the sandbox (and fetches the pinned archives), and checks the
     toolkit against --rocm-version and --amdgpu-targets where that needs no build."""
     toolkit.announce_rocm_source(request)
-    note = toolkit.therock_targets_note(request.therock_path, request.amdgpu_targets) if request.therock_path else None
-    if note:
-        print(f"ci_build dist_wheels: {note}", file=sys.stderr)
     names = toolkit.wheel_names_note(request)
     if names:
         print(f"ci_build dist_wheels: {names}", file=sys.stderr)

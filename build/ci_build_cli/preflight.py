@@ -317,7 +317,7 @@ def check_preflight(request: Request) -> Request:
     """preflight's inputs, before the lock (cli.main): the toolkit, which XLA (--xla-source-dir,
     else $JAXCI_XLA_GIT_DIR, else a clone with JAXCI_CLONE_MAIN_XLA=1: xla_checkout; --names-only
     can do with a JAX tree alone) and the local trees."""
-    toolkit.check_inputs(request)
+    request = toolkit.check_inputs(request)
     if not (request.xla_source_dir or (request.names_only and request.jax_source_dir)):
         raise inputs.InputError("preflight: which XLA? Pass --xla-source-dir=DIR, set JAXCI_XLA_GIT_DIR=DIR, or "
                                 "JAXCI_CLONE_MAIN_XLA=1 to clone XLA's main branch.")

@@ -13,6 +13,7 @@ parse of ci_build's own.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import sys
@@ -325,7 +326,7 @@ def version_mismatch(requested: str, toolkit: str, versions: list[str | None]) -
             "--rocm-path or --therock-path, or drop --rocm-version")
 
 
-def check_inputs(request: Request) -> None:
+def check_inputs(request: Request) -> Request:
     """Toolkit inputs, before the checkout lock, the sandbox and Bazel (InputError, one line each):
     two toolkits (--rocm-path and --therock-path), a path that is not there, a download without
     its sha256, an ambient ROCM_PATH that does not exist, a folder XLA's names give that is not
@@ -333,7 +334,8 @@ def check_inputs(request: Request) -> None:
     --therock-sha256 with no tarball to check; --amdgpu-targets outside a TheRock tarball's
     family; --rocm-version against the release a TheRock tarball's name says; and a local
     tarball itself (check_local_tarball). What only the toolkit itself can say is checked
-    later, before the compile (dist_wheels)."""
+    later, before the compile (dist_wheels). The request returned carries, as a note, what a
+    TheRock tarball's family means for the targets (therock_targets_note)."""
     source = request.rocm_source
     if source.xla_name == "ROCM_DISTRO_VERSION":
         distro_of(request, source.repo_env["ROCM_DISTRO_VERSION"])
@@ -344,8 +346,7 @@ def check_inputs(request: Request) -> None:
                 else "no --therock-path names one")
         raise inputs.InputError(f"--therock-sha256={sha256} checks a TheRock tarball, but {what}: drop "
                                 "--therock-sha256, or give the tarball with --therock-path=URL|TARBALL")
-    if therock_path:
-        therock_targets_note(therock_path, request.amdgpu_targets)
+    note = therock_targets_note(therock_path, request.amdgpu_targets) if therock_path else None
     folder = source.repo_env.get("ROCM_PATH")
     multi_arch = finder.kernel_pack_targets_at(Path(folder)) if folder and request.amdgpu_targets else None
     if multi_arch:
@@ -358,6 +359,7 @@ def check_inputs(request: Request) -> None:
     tarball_path = local_tarball(source)
     if tarball_path:
         check_local_tarball(therock_path, tarball_path, sha256, request.amdgpu_targets)
+    return dataclasses.replace(request, notes=request.notes + (note,)) if note else request
 
 
 def local_tarball(source: RocmSource) -> Path | None:
