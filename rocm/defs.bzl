@@ -1,5 +1,6 @@
 """Public Starlark API of jax_rocm_build's ROCm rules.
 
+    load("@rules_cc//cc:defs.bzl", "cc_binary")
     load("//rocm:defs.bzl", "rocm_library")
 
     rocm_library(name = "kernels", srcs = ["kernels.hip"], hdrs = ["kernels.h"])

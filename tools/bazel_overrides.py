@@ -3,10 +3,13 @@ file instead of Bazel itself, and it runs this module.
 
 It makes `--override_repository=xla=DIR` mean what users type. @xla, @nanobind,
 @xla_ffi_headers and @com_google_absl come from this module's `sources` extension, and
-Bazel 7 silently ignores an override by their apparent name (only `_main~sources~xla`
-takes effect; `+sources+xla` in Bazel 8). Here the apparent spelling (also `@xla`,
-`@@xla`) becomes the canonical one, relative paths become absolute, and a path that is
-not a directory fails at once.
+Bazel 7 silently ignores an override by their apparent name (only the canonical name,
+`_main~sources~xla`, takes effect; `+sources+xla` with --incompatible_use_plus_in_repo_names,
+which Bazel 8 made the default and which rocm.bazelrc's --config=bazel9 sets). Here the
+apparent spelling (also `@xla`, `@@xla`) becomes the canonical one (on Bazel 7 both of its
+spellings: an override of a name no repository has is ignored, and which one this build uses
+is decided by flags in rc files), relative paths become absolute, and a path that is not a
+directory fails at once.
 
 @jax is JAX's source tree under this project's own BUILD file (JAX's BUILD files would
 load XLA's whole build graph), so a plain override, which would use the checkout's
@@ -43,8 +46,9 @@ class OverrideError(Exception):
     pass
 
 
-def canonical_name(repository: str, bazel_major: int) -> str:
-    return f"_main~{EXTENSION}~{repository}" if bazel_major < 8 else f"+{EXTENSION}+{repository}"
+def canonical_names(repository: str, bazel_major: int) -> list[str]:
+    plus = f"+{EXTENSION}+{repository}"
+    return [f"_main~{EXTENSION}~{repository}", plus] if bazel_major < 8 else [plus]
 
 
 def _translate_value(value: str, bazel_major: int, cwd: Path) -> list[str]:
@@ -63,7 +67,7 @@ def _translate_value(value: str, bazel_major: int, cwd: Path) -> list[str]:
         return [f"--repo_env={LAID_OUT[bare]}={resolved}"]
     if not resolved.is_dir():
         raise OverrideError(f"{FLAG}={value}: {resolved} is not a directory (give the root of a {bare} source tree)")
-    flags = [f"{FLAG}={canonical_name(bare, bazel_major)}={resolved}"]
+    flags = [f"{FLAG}={canonical}={resolved}" for canonical in canonical_names(bare, bazel_major)]
     if bare in ALSO_NAMED:  # repository rules that take files from the same tree
         flags.append(f"--repo_env={ALSO_NAMED[bare]}={resolved}")
     return flags

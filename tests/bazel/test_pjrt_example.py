@@ -25,13 +25,17 @@ MARKER = ("jax_rocm_example", "examples/xla")
 BARE_WORKSPACE = {
     "MODULE.bazel": f"""module(name = "bare")
 
+bazel_dep(name = "rules_cc", version = "0.0.11")
+
 local_repository = use_repo_rule("@bazel_tools//tools/build_defs/repo:local.bzl", "local_repository")
 
 local_repository(name = "xla", path = "{EXAMPLE_XLA}")
 """,
     ".bazelrc": "common --enable_bzlmod\ncommon --noenable_workspace\n",
     "plugin.lds": "{ global: GetPjrtApi; local: *; };\n",
-    "BUILD.bazel": """cc_binary(
+    "BUILD.bazel": """load("@rules_cc//cc:defs.bzl", "cc_binary")
+
+cc_binary(
     name = "xla_rocm_plugin.so",
     linkshared = True,
     additional_linker_inputs = ["plugin.lds"],

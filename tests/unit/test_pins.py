@@ -163,6 +163,7 @@ def test_prefetch_selects_exactly_the_pinned_wheel_files():
 def test_every_spelling_of_an_override_becomes_the_canonical_name(tmp_path, spelling):
     args = ["build", "--config=rocm", spelling.format(d=tmp_path), "//:xla_rocm_plugin"]
     assert bazel_hook.translate(args, 7, Path("/")) == ["build", "--config=rocm", f"--override_repository=_main~sources~xla={tmp_path}",
+                                                        f"--override_repository=+sources+xla={tmp_path}",
                                                         f"--repo_env=XLA_SOURCE_DIR={tmp_path}", "//:xla_rocm_plugin",
                                                         f"{bazel_hook.RECORD}=xla"]
     assert bazel_hook.translate(args, 8, Path("/"))[2] == f"--override_repository=+sources+xla={tmp_path}"
@@ -173,6 +174,7 @@ def test_overrides_resolve_relative_paths_and_leave_the_rest_alone(tmp_path):
     args = ["build", "--override_repository", "xla=src/xla", "--override_repository=zlib=/x", "--", "--override_repository=xla=y"]
     assert bazel_hook.translate(args, 7, tmp_path) == [
         "build", f"--override_repository=_main~sources~xla={tmp_path / 'src' / 'xla'}",
+        f"--override_repository=+sources+xla={tmp_path / 'src' / 'xla'}",
         f"--repo_env=XLA_SOURCE_DIR={tmp_path / 'src' / 'xla'}", "--override_repository=zlib=/x",
         f"{bazel_hook.RECORD}=xla", "--", "--override_repository=xla=y"]
 

@@ -1,0 +1,67 @@
+"""Ready for Bazel 8 and 9 as far as Bazel 7.7.1 shows it: the main job's wheels build under
+--config=bazel9 (.bazelrc: the defaults Bazel 8 and 9 flipped that 7.7.1 carries as flags), and
+they are the default build's wheels but for the repositories' canonical names, which Bazel 8
+spells with "+" (build_info.json's stand-in labels; the source paths compiled into the
+extension modules)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CHECKOUT, without_session
+
+pytestmark = pytest.mark.bazel
+
+
+def main_job_command() -> list[str]:
+    """The main job's Bazel command, as `ci_build --dry-run` prints it (its events file left out)."""
+    dry = subprocess.run([sys.executable, str(CHECKOUT / "build" / "ci_build"), "--sources=examples", "--dry-run", "dist_wheels"],
+                         cwd=CHECKOUT, capture_output=True, text=True, env=without_session())
+    assert dry.returncode == 0, dry.stderr
+    line = next(line for line in dry.stderr.splitlines() if line.startswith("+ ") and " bazel build " in line)
+    return [w for w in shlex.split(line[2:]) if not w.startswith("--build_event_json_file")]
+
+
+def build_wheels(command: list[str], extra: list[str], into: Path) -> dict[str, Path]:
+    """Builds with `extra` after `bazel build`; the wheels (file name -> a copy in `into`)."""
+    at = command.index("build", command.index("bazel")) + 1
+    result = subprocess.run([*command[:at], *extra, *command[at:]], cwd=CHECKOUT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-4000:]
+    into.mkdir()
+    wheels = {}
+    for wheel in sorted((CHECKOUT / "bazel-bin").glob("jax_rocm_*wheel*/*.whl")):
+        wheels[wheel.name] = Path(shutil.copy(wheel, into))
+    assert wheels, result.stderr[-2000:]
+    return wheels
+
+
+def plus_names(text: str) -> str:
+    """Bazel 7's canonical names (`_main~sources~jax`) as Bazel 8 spells them (`+sources+jax`)."""
+    return re.sub(r"_main~(\w+)~(\w+)", r"+\1+\2", text)
+
+
+def test_the_main_jobs_wheels_build_under_bazel_8_and_9_defaults(sandbox_root, tmp_path):
+    command = main_job_command()
+    ours = build_wheels(command, [], tmp_path / "default")
+    preview = build_wheels(command, ["--config=bazel9"], tmp_path / "bazel9")
+    assert preview.keys() == ours.keys()
+    for name in ours:
+        with zipfile.ZipFile(ours[name]) as a, zipfile.ZipFile(preview[name]) as b:
+            assert a.namelist() == b.namelist(), name
+            for member in a.namelist():
+                if member.endswith(".so") or member.endswith("/RECORD"):
+                    continue  # compiled-in source paths name the repositories; RECORD hashes them
+                old, new = a.read(member), b.read(member)
+                if member.endswith("build_info.json"):
+                    assert json.loads(plus_names(old.decode())) == json.loads(new.decode()), member
+                else:
+                    assert old == new, f"{name}: {member}"
