@@ -43,7 +43,7 @@ MAIN_JOB = ["build/ci_build", "--sources=examples", "dist_wheels", "--allow-stan
 # Phases of the action time, by the action's target label (then mnemonic): first match wins.
 PHASES = (
     ("Zig's runtime (libc++, libunwind, glibc stubs)", lambda m, label: m == "ZigRuntime"),
-    ("HIP device code (JAX's kernels, 9 targets)", lambda m, label: m in ("HipDeviceCompile", "HipBundle", "HipCompile", "HipArchive")),
+    ("HIP device code (JAX's kernels, 9 targets)", lambda m, label: m in ("HipDeviceCompile", "HipBundle", "HipCompile")),
     ("abseil, compiled from source", lambda m, label: "com_google_absl" in label),
     ("nanobind (once per Python)", lambda m, label: "nanobind" in label),
     ("links and RUNPATH stripping", lambda m, label: m in ("CppLink", "StripBuildTreeRunpath", "SolibSymlink")),

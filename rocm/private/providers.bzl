@@ -33,6 +33,8 @@ RocmToolchainInfo = provider(
         "hip_copts": "The flags every HIP compile of this toolchain starts with, before a rule's and a target's " +
                      "own: the C++ standard and position-independent code (-std=c++17 -fPIC, as XLA's hipcc " +
                      "toolchain and JAX's build compile HIP).",
+        "host_libc": "HipHostLibcInfo: the host C and C++ library headers HIP compiles take, and their flags " +
+                     "(empty but under --config=manylinux_2_28: glibc 2.28's and Zig's libc++).",
     },
 )
 

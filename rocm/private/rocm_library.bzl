@@ -8,11 +8,9 @@ cc_shared_library targets link it like any other library (as rules_cuda does).
 """
 
 load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
-load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "ACTION_NAMES")
 load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain", "use_cpp_toolchain")
 load("@rules_cc//cc/common:cc_common.bzl", "cc_common")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
-load("//toolchains/manylinux:hip_libc.bzl", "HipHostLibcInfo")
 load(":actions/hip_compile.bzl", "hip_compile", "hip_shared_args", "splits", "target_flags_in", "unit_args")
 load(":amdgpu_targets.bzl", "narrow_amdgpu_targets")
 load(":providers.bzl", "AmdgpuTargetsInfo")
@@ -82,7 +80,7 @@ def _rocm_library_impl(ctx):
 
     # The host toolchain's libc and C++ library headers (--config=manylinux_2_28: glibc
     # 2.28 and Zig's libc++), so that HIP objects link with host objects as one.
-    host_libc = ctx.attr._host_libc[HipHostLibcInfo]
+    host_libc = toolchain.host_libc
     copts = copts + host_libc.copts
 
     # The toolkit's compiler files and the host libc headers are inputs: with a TheRock
@@ -107,33 +105,22 @@ def _rocm_library_impl(ctx):
         requested_features = ctx.features,
         unsupported_features = ctx.disabled_features,
     )
-    archive = ctx.actions.declare_file("lib%s.pic.a" % ctx.label.name)
-    ar = cc_common.get_tool_for_action(feature_configuration = feature_configuration, action_name = ACTION_NAMES.cpp_link_static_library)
-    ar_args = ctx.actions.args()
-    ar_args.add("rcsD", archive)  # D: zero timestamps and uids, so the archive is reproducible
-    ar_args.add_all(objects)
-    ctx.actions.run(
-        executable = ar,
-        arguments = [ar_args],
-        inputs = depset(objects, transitive = [cc_toolchain.all_files]),
-        outputs = [archive],
-        mnemonic = "HipArchive",
-        progress_message = "Archiving HIP objects of %{label}",
-    )
-    library = cc_common.create_library_to_link(
+
+    # The toolchain's own archiver action (CppArchive, its tool and flags), as cc_library
+    # archives; no shared library of this target's own. The objects are PIC (hip_copts): they
+    # are given as both kinds, as Bazel links an executable from the non-PIC archive and a
+    # shared library from the PIC one.
+    linking_context, linking_outputs = cc_common.create_linking_context_from_compilation_outputs(
         actions = ctx.actions,
+        name = ctx.label.name,
         feature_configuration = feature_configuration,
         cc_toolchain = cc_toolchain,
-        pic_static_library = archive,
+        compilation_outputs = cc_common.create_compilation_outputs(objects = depset(objects), pic_objects = depset(objects)),
+        user_link_flags = ctx.attr.linkopts,
         alwayslink = ctx.attr.alwayslink,
+        disallow_dynamic_library = True,
     )
-    linking_context = cc_common.create_linking_context(
-        linker_inputs = depset([cc_common.create_linker_input(
-            owner = ctx.label,
-            libraries = depset([library]),
-            user_link_flags = ctx.attr.linkopts,
-        )]),
-    )
+    archive = linking_outputs.library_to_link.pic_static_library
     public_context = cc_common.create_compilation_context(
         headers = depset(ctx.files.hdrs),
         defines = depset(ctx.attr.defines),
@@ -169,7 +156,6 @@ rocm_library = rule(
         "_per_target": attr.label(default = "//rocm:hip_compile_per_target"),
         "_copts": attr.label(default = "//rocm:copts"),
         "_cc_toolchain": attr.label(default = "@bazel_tools//tools/cpp:current_cc_toolchain"),
-        "_host_libc": attr.label(default = "//toolchains/manylinux:hip_libc", providers = [HipHostLibcInfo]),
     },
     toolchains = [ROCM_TOOLCHAIN_TYPE] + use_cpp_toolchain(),
     fragments = ["cpp"],

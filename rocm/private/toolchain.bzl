@@ -1,6 +1,7 @@
 """The HIP compiler toolchain that @local_config_rocm declares (toolchain type //rocm:toolchain_type)."""
 
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
+load("//toolchains/manylinux:hip_libc.bzl", "HipHostLibcInfo")
 load(":providers.bzl", "RocmToolchainInfo")
 
 def _rocm_toolchain_impl(ctx):
@@ -31,6 +32,7 @@ def _rocm_toolchain_impl(ctx):
         config_file = ctx.file.config_file,
         runtime = ctx.attr.runtime[CcInfo] if ctx.attr.runtime else None,
         hip_copts = ctx.attr.hip_copts,
+        host_libc = ctx.attr.host_libc[HipHostLibcInfo],
     )
     return [platform_common.ToolchainInfo(rocm = info), info]
 
@@ -62,6 +64,12 @@ rocm_toolchain = rule(
         "hip_copts": attr.string_list(
             default = ["-std=c++17", "-fPIC"],
             doc = "The flags every HIP compile starts with (RocmToolchainInfo.hip_copts); a target's copts come after and win.",
+        ),
+        # Configured with the rule that resolves this toolchain: --config=manylinux_2_28 reaches it.
+        "host_libc": attr.label(
+            default = Label("//toolchains/manylinux:hip_libc"),
+            providers = [HipHostLibcInfo],
+            doc = "The host toolchain's C and C++ library headers and flags for HIP compiles (RocmToolchainInfo.host_libc).",
         ),
     },
     provides = [RocmToolchainInfo],

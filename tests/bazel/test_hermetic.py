@@ -3,7 +3,7 @@
 A copy of this checkout (a private output base; compiles may come from the shared action
 cache, links run) builds the HIP test library (rocm_library + cc_binary linkshared) and a C++
 test binary linking it, with an execution log; then tests.infra.isolated_replay reruns every HipDeviceCompile, HipBundle, HipCompile,
-CppCompile, CppLink, HipArchive and ZigRuntime spawn the way an isolating remote worker would: chroot'ed into
+CppCompile, CppArchive, CppLink and ZigRuntime spawn the way an isolating remote worker would: chroot'ed into
 a root holding only the spawn's inputs, the OS's /usr and /etc and a private /tmp (Bazel's
 own hermetic sandbox needs linux-sandbox, which the project's sandbox does not offer).
 * every replay succeeds, and gives Bazel's outputs byte for byte;
@@ -51,7 +51,7 @@ BUILD_FLAGS = " ".join(map(shlex.quote, FLAGS))  # for `sh -c`
 REAL_BUILD_FLAGS = " ".join(map(shlex.quote, (*COMMON, "--modify_execution_info=^(?!ZigRuntime$).*=+no-cache")))
 TARGETS = ("//tests/rocm/hip:libhip_kernels.so", "//tests/rocm/hip:host_calls_kernel_test")
 HIP_MNEMONICS = ("HipDeviceCompile", "HipBundle", "HipCompile")  # rocm/private/actions/hip_compile.bzl
-MNEMONICS = (*HIP_MNEMONICS, "CppCompile", "CppLink", "HipArchive", "ZigRuntime")
+MNEMONICS = (*HIP_MNEMONICS, "CppCompile", "CppArchive", "CppLink", "ZigRuntime")
 BUILT = ("bazel-bin/tests/rocm/hip/libhip_kernels.so", "bazel-bin/tests/rocm/hip/host_calls_kernel_test")
 
 # What @zig_sdk's bin/cc was before it became hermetic: Zig by its absolute path in the

@@ -111,7 +111,7 @@ def test_stop_build_finishes_locally_after_the_cluster_is_stopped(builds):
     # After it, only this machine: Bazel's sandbox, or the remote branch's local fallback.
     after = [s for s in stop["spawns"] if any(re.search(r"/(gated|libgated_kernels|after_gate|gate\.txt)", o)
                                               for o in s["outputs"])]
-    assert {s["mnemonic"] for s in after} == {"Genrule", "HipDeviceCompile", "HipBundle", "HipCompile", "HipArchive", "CppLink"}, after
+    assert {s["mnemonic"] for s in after} == {"Genrule", "HipDeviceCompile", "HipBundle", "HipCompile", "CppArchive", "CppLink"}, after
     assert len(spawns(stop, "HipCompile", "/gated/")) == 2, stop["spawns"]
     assert {s["runner"] for s in after} <= LOCAL, after
 

@@ -1,8 +1,8 @@
 """What ROCm's clang needs to compile HIP sources against the host toolchain's C and C++ libraries.
 
-rocm_library (rocm/private/rocm_library.bzl) reads HipHostLibcInfo from
-//toolchains/manylinux:hip_libc: empty by default (ROCm's clang uses the build host's
-glibc and libstdc++ like the host compiler does), and under --config=manylinux_2_28 the
+The HIP toolchain (rocm/private/toolchain.bzl) carries //toolchains/manylinux:hip_libc's
+HipHostLibcInfo, which rocm_library reads as RocmToolchainInfo.host_libc: empty by default
+(ROCm's clang uses the build host's glibc and libstdc++ like the host compiler does), and under --config=manylinux_2_28 the
 directories and defines @zig_sdk read from `zig c++ -###`: glibc 2.28's headers and Zig's
 libc++ with its configuration, so that host objects and HIP objects agree on every type and
 symbol (no __isoc23_* or other symbol newer than the target glibc, one std::).
