@@ -39,7 +39,8 @@ def bazel(*args):
     subprocess.run(["bazel", *args], check=True, capture_output=True)
 
 base = subprocess.run(["bazel", "info", "output_base"], check=True, capture_output=True, text=True).stdout.strip()
-marker = os.path.join(base, "external", "@_main~rocm~local_config_rocm.marker")
+mapping = subprocess.run(["bazel", "mod", "dump_repo_mapping", ""], check=True, capture_output=True, text=True).stdout
+marker = os.path.join(base, "external", "@" + json.loads(mapping)["local_config_rocm"] + ".marker")  # Bazel's spelling
 def stamp():
     return os.stat(marker).st_mtime_ns if os.path.exists(marker) else None
 

@@ -47,7 +47,7 @@ PHASES = (
     ("abseil, compiled from source", lambda m, label: "com_google_absl" in label),
     ("nanobind (once per Python)", lambda m, label: "nanobind" in label),
     ("links and RUNPATH stripping", lambda m, label: m in ("CppLink", "StripBuildTreeRunpath", "SolibSymlink")),
-    ("JAX's host code (examples/jax)", lambda m, label: "sources~jax" in label or label.startswith("//jaxlib")),
+    ("JAX's host code (examples/jax)", lambda m, label: "jax//" in label or label.startswith("//jaxlib")),
     ("XLA's code (examples/xla) and its FFI headers", lambda m, label: "xla" in label),
     ("other compiles and archives", lambda m, label: m.startswith("Cpp")),
     ("wheels and small actions", lambda m, label: True),

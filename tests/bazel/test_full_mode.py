@@ -259,11 +259,11 @@ def test_the_rocm_platforms_whole_graph_loads_but_llvm(full_bazel):
 # What of the plugin's whole graph cannot be had here besides LLVM and what is built on it,
 # each with its reason (the gated test fails on anything else): matched against Bazel's error.
 NOT_HERE = {
-    r"@@grpc~//:grpc\+\+": "grpc's C++ targets: grpc's repository was too large to clone where the tier was measured, and the "
+    r"@@grpc[~+]//:grpc\+\+": "grpc's C++ targets: grpc's repository was too large to clone where the tier was measured, and the "
                             "stand-in (tests/infra/real_trees.py --module-dir) answers its .bzl files only",
-    r"sycl_configure_ext~oneapi": "Intel's oneAPI toolkit, a download (the SYCL branch of XLA's select()s)",
-    r"third_party_ext~compute_library": "Arm Compute Library (the aarch64 branch of oneDNN), too large to clone there too",
-    r"third_party_ext~onednn_async": "XLA's setting_init.patch does not apply to its own oneDNN 3.11.3 with "
+    r"sycl_configure_ext[~+]oneapi": "Intel's oneAPI toolkit, a download (the SYCL branch of XLA's select()s)",
+    r"third_party_ext[~+]compute_library": "Arm Compute Library (the aarch64 branch of oneDNN), too large to clone there too",
+    r"third_party_ext[~+]onednn_async": "XLA's setting_init.patch does not apply to its own oneDNN 3.11.3 with "
                                      "Bazel's patcher (GNU patch applies it 82 lines off): XLA's, not ours",
 }
 # LLVM's own archives besides llvm-project: its OpenMP runtime and ROCm's device libraries

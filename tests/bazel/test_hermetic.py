@@ -147,9 +147,10 @@ execroot=$(bazel info execution_root)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/execroot/external"
-cp -RL "$execroot/external/_main~zig~zig_sdk" "$work/execroot/external/"
+zig_sdk=$(basename "$(python3 -m tests.infra.repositories zig_sdk)")  # its canonical name, Bazel's to spell
+cp -RL "$execroot/external/$zig_sdk" "$work/execroot/external/"
 cd "$work/execroot"  # Bazel runs the wrappers by exec-root-relative paths
-sdk=external/_main~zig~zig_sdk
+sdk=external/$zig_sdk
 printf '#include <string>\nstd::string f() { return "f"; }\n' > probe.cc
 "$sdk/bin/cc" -fPIC -O2 -c probe.cc -o probe.o
 runtime=$execroot/$1; shift

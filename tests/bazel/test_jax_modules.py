@@ -55,7 +55,7 @@ def built(request, sandbox_root, tmp_path_factory) -> dict:
         f" && bazel build {' '.join(map(shlex.quote, FLAGS))} --override_repository=jax={tree} //jaxlib/rocm:all"
         f" && PYTHONPATH={OUT} python3 -m tests.infra.check_modules > {out}/modules.json"
         f" && python3 -m tools.fatbin --json {so_files} > {out}/fatbin.json"
-        f" && cat $(bazel info output_base)/external/_main~sources~jax/source_info.json > {out}/source_info.json"
+        f" && cat $(python3 -m tests.infra.repositories jax)/source_info.json > {out}/source_info.json"
     )
     sandbox("run", *sandbox_binds(tree), "--", "sh", "-c", script, cwd=CHECKOUT)
     result = {name: json.loads((out / f"{name}.json").read_text()) for name in ("modules", "fatbin", "source_info")}

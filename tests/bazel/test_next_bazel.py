@@ -1,8 +1,8 @@
 """Ready for Bazel 8 and 9 as far as Bazel 7.7.1 shows it: the main job's wheels build under
 --config=bazel9 (.bazelrc: the defaults Bazel 8 and 9 flipped that 7.7.1 carries as flags), and
 they are the default build's wheels but for the repositories' canonical names, which Bazel 8
-spells with "+" (build_info.json's stand-in labels; the source paths compiled into the
-extension modules)."""
+spells its own way (build_info.json's stand-in labels; the source paths compiled into the
+extension modules). Bazel names them both ways (`bazel mod dump_repo_mapping`)."""
 
 from __future__ import annotations
 
@@ -44,15 +44,28 @@ def build_wheels(command: list[str], extra: list[str], into: Path) -> dict[str, 
     return wheels
 
 
-def plus_names(text: str) -> str:
-    """Bazel 7's canonical names (`_main~sources~jax`) as Bazel 8 spells them (`+sources+jax`)."""
-    return re.sub(r"_main~(\w+)~(\w+)", r"+\1+\2", text)
+def canonical_names(command: list[str], extra: list[str]) -> dict[str, str]:
+    """The main repository's apparent names -> canonical ones, as Bazel spells them with `extra`."""
+    bazel = command[:command.index("bazel") + 1]
+    result = subprocess.run([*bazel, "mod", "dump_repo_mapping", *extra, ""], cwd=CHECKOUT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout)
+
+
+def renamed(text: str, old: dict[str, str], new: dict[str, str]) -> str:
+    """`text` with each repository's canonical name under `old` replaced by its name under `new`."""
+    for apparent, name in sorted(old.items(), key=lambda item: -len(item[1])):
+        if name and apparent in new:
+            text = re.sub(rf"@@{re.escape(name)}//", f"@@{new[apparent]}//", text)
+    return text
 
 
 def test_the_main_jobs_wheels_build_under_bazel_8_and_9_defaults(sandbox_root, tmp_path):
     command = main_job_command()
     ours = build_wheels(command, [], tmp_path / "default")
     preview = build_wheels(command, ["--config=bazel9"], tmp_path / "bazel9")
+    names, preview_names = canonical_names(command, []), canonical_names(command, ["--config=bazel9"])
+    assert names["jax"] != preview_names["jax"], "--config=bazel9 names the repositories its own way"
     assert preview.keys() == ours.keys()
     for name in ours:
         with zipfile.ZipFile(ours[name]) as a, zipfile.ZipFile(preview[name]) as b:
@@ -62,6 +75,6 @@ def test_the_main_jobs_wheels_build_under_bazel_8_and_9_defaults(sandbox_root, t
                     continue  # compiled-in source paths name the repositories; RECORD hashes them
                 old, new = a.read(member), b.read(member)
                 if member.endswith("build_info.json"):
-                    assert json.loads(plus_names(old.decode())) == json.loads(new.decode()), member
+                    assert json.loads(renamed(old.decode(), names, preview_names)) == json.loads(new.decode()), member
                 else:
                     assert old == new, f"{name}: {member}"

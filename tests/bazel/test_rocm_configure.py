@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import sandbox, scratch_copy
-from tests.infra.local_config_rocm import REPO, XLA_NAMES_TEST, XLA_ROCM_TARGETS, check_xla_names_output, rocm_config, rocm_targets
+from tests.infra.local_config_rocm import XLA_NAMES_TEST, XLA_ROCM_TARGETS, check_xla_names_output, rocm_config, rocm_targets
 from tests.infra.therock_toolkit import MAKE_SMALL_TARBALL
 
 pytestmark = pytest.mark.bazel
@@ -189,7 +189,9 @@ def test_therock_tarball_builds_checks_family_and_is_cached(in_sandbox, therock_
     config = rocm_config(in_sandbox)
     assert (config["layout"], config["rocm_version"], config["rocm_version_number"]) == ("therock", "7.2.4a20261122", 70204)
     assert config["therock"]["dist_amdgpu_targets"] == ["gfx942", "gfx950"]
-    assert "/_main~rocm~rocm_toolkit_archive/toolkit" in config["rocm_toolkit_path"]
+    # In the extension's own repository (the main one does not see it), whose folder's name ends with its name.
+    toolkit = Path(config["rocm_toolkit_path"])
+    assert toolkit.parent.name == "toolkit" and toolkit.parents[1].name.endswith("rocm_toolkit_archive"), toolkit
     outside = in_sandbox("bazel", "build", "--nobuild", "--config=rocm", f"--repo_env=THEROCK_URL={therock_server['url']}",
                          f"--repo_env=THEROCK_SHA256={therock_server['sha256']}", "--repo_env=TF_ROCM_AMDGPU_TARGETS=gfx942,gfx1100",
                          "//tests/rocm/hip:kernels", check=False)
@@ -205,4 +207,4 @@ def test_therock_tarball_builds_checks_family_and_is_cached(in_sandbox, therock_
                    f"--repo_env=THEROCK_SHA256={therock_server['sha256']}", "//tests/rocm:hip_runtime_link_test", cwd=copy)
         base = in_sandbox("bazel", "info", "output_base", cwd=copy).stdout.strip()
         assert base != in_sandbox("bazel", "info", "output_base").stdout.strip(), "a fresh output base of its own"
-        assert json.loads(in_sandbox("cat", f"{base}/external/{REPO}/rocm_config.json").stdout)["layout"] == "therock"
+        assert rocm_config(in_sandbox, cwd=copy)["layout"] == "therock"

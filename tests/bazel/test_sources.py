@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CHECKOUT, EXAMPLES_JAX, require_jax_tree, sandbox, sandbox_binds
+from tests.infra.repositories import canonical
 
 pytestmark = pytest.mark.bazel
 
@@ -35,8 +36,9 @@ def test_plain_bazel_ignores_the_apparent_name_loudly_and_takes_the_canonical_on
     # archive is fetched, which fails here saying what to do instead of building silently.
     ignored = plugin_from(in_sandbox, f"--override_repository=xla={CHECKOUT}/examples/xla", bazel="/usr/bin/bazel")
     assert ignored.returncode != 0 and "xla: cannot download" in ignored.stdout and "--override_repository=xla=" in ignored.stdout
-    canonical = plugin_from(in_sandbox, f"--override_repository=_main~sources~xla={CHECKOUT}/examples/xla", bazel="/usr/bin/bazel")
-    assert canonical.returncode == 0 and canonical.stdout.strip().endswith("1")
+    xla = canonical("xla", in_sandbox("/usr/bin/bazel", "mod", "dump_repo_mapping", "").stdout)  # _main~sources~xla
+    canonical_override = plugin_from(in_sandbox, f"--override_repository={xla}={CHECKOUT}/examples/xla", bazel="/usr/bin/bazel")
+    assert canonical_override.returncode == 0 and canonical_override.stdout.strip().endswith("1")
 
 
 def test_a_wrong_sha256_fails_naming_the_pin_file_and_the_real_hash(sandbox_root, scratch_checkout):
@@ -85,7 +87,7 @@ def jax_checkout_layout(checkout: Path, binds: list[str] = ()) -> tuple[dict, st
     (tools/bazel): (source_info.json, where jaxlib/gpu/prng.cc links to, how many BUILD files
     jaxlib/gpu has, stand_in.bzl)."""
     script = (f"bazel build --override_repository=jax={checkout} @jax//:headers >/dev/null 2>&1 && "
-              "repo=$(bazel info output_base)/external/_main~sources~jax && cat $repo/source_info.json && "
+              "repo=$(python3 -m tests.infra.repositories jax) && cat $repo/source_info.json && "
               "readlink $repo/jaxlib/gpu/prng.cc && (ls $repo/jaxlib/gpu | grep -cx 'BUILD' || true) && "
               "grep '^STAND_IN' $repo/stand_in.bzl")
     out = sandbox("run", *binds, "--", "sh", "-c", script, cwd=CHECKOUT).stdout.splitlines()
@@ -115,7 +117,8 @@ def test_examples_jax_is_laid_out_like_a_checkout_and_labelled_a_stand_in(sandbo
     assert builds == "0" and stand_in == "STAND_IN = True"
     tags = sandbox("run", "--", "bazel", "query", f"--override_repository=jax={EXAMPLES_JAX}",
                    "attr(tags, jax_rocm_stand_in, @jax//:headers)", cwd=CHECKOUT).stdout
-    assert "@jax//:headers" in tags or "_main~sources~jax//:headers" in tags, tags
+    jax = canonical("jax", sandbox("run", "--", "bazel", "mod", "dump_repo_mapping", "", cwd=CHECKOUT).stdout)
+    assert "@jax//:headers" in tags or f"{jax}//:headers" in tags, tags
 
 
 def test_without_a_jax_tree_offline_the_failure_says_how_to_give_one(in_sandbox):
@@ -140,7 +143,7 @@ def test_xlas_own_python_headers_are_used_when_an_xla_tree_has_them(in_sandbox, 
         (xla / relative).parent.mkdir(parents=True, exist_ok=True)
         (xla / relative).write_text("// from the XLA tree\n")
     script = ("bazel build --override_repository=xla={xla} @xla_python_headers//:source_info.json >/dev/null 2>&1 && "
-              "repo=$(bazel info output_base)/external/_main~python~xla_python_headers && cat $repo/source_info.json && "
+              "repo=$(python3 -m tests.infra.repositories xla_python_headers) && cat $repo/source_info.json && "
               "head -1 $repo/xla/python/safe_static_init.h")
     given = in_sandbox("sh", "-c", script.format(xla=xla)).stdout
     assert '"origin": "xla"' in given and f'"path": "{xla}"' in given and given.rstrip().endswith("// from the XLA tree")

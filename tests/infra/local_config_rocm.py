@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 
-REPO = "_main~rocm~local_config_rocm"
+from tests.infra.repositories import folder
 
 
-def rocm_config(in_sandbox) -> dict:
-    base = in_sandbox("bazel", "info", "output_base").stdout.strip()
-    return json.loads(in_sandbox("cat", f"{base}/external/{REPO}/rocm_config.json").stdout)
+def rocm_config(in_sandbox, **where) -> dict:
+    """@local_config_rocm's rocm_config.json; `where`: in_sandbox's keywords (cwd=another checkout)."""
+    repo = folder(lambda *cmd: in_sandbox(*cmd, **where), "local_config_rocm")
+    return json.loads(in_sandbox("cat", f"{repo}/rocm_config.json", **where).stdout)
 
 
 # XLA's public //rocm targets (third_party/gpus/rocm/BUILD.tpl) that JAX and XLA depend on.

@@ -491,16 +491,16 @@ def pin_bazel_version(tree: Path, module: str, bazel_version: str) -> list[str]:
     return changed
 
 
-# bazel_features' repositories of its version extension (Bazel 7's canonical names).
-BAZEL_FEATURES_REPOSITORIES = {"globals": "bazel_features~~version_extension~bazel_features_globals",
-                               "version": "bazel_features~~version_extension~bazel_features_version"}
+# bazel_features' repositories of its version extension, by the folder laid out for each.
+BAZEL_FEATURES_REPOSITORIES = {"globals": "bazel_features_globals", "version": "bazel_features_version"}
 
 
-def full_bazelrc(modules: dict[str, Path], features: Path | None) -> list[str]:
+def full_bazelrc(modules: dict[str, Path], features: Path | None, bazel_version: str) -> list[str]:
     lines = ["# Written by tests/infra/real_trees.py: full mode's modules from local trees (--bazelrc=this file)."]
     lines += [f"common --override_module={name}={path}" for name, path in sorted(modules.items())]
     if features is not None:
-        lines += [f"common --override_repository={repo}={features / folder}" for folder, repo in BAZEL_FEATURES_REPOSITORIES.items()]
+        lines += [f"common --override_repository={canonical_name('bazel_features', 'version_extension', repo, bazel_version)}="
+                  f"{features / folder}" for folder, repo in BAZEL_FEATURES_REPOSITORIES.items()]
     return lines
 
 
@@ -1275,7 +1275,7 @@ def main(argv: list[str] | None = None) -> int:
         full_rc = None
         if modules or overrides:
             full_rc = dest / args.full_rc
-            full_rc.write_text("\n".join(full_bazelrc(modules, features) + overrides) + "\n")
+            full_rc.write_text("\n".join(full_bazelrc(modules, features, args.bazel_version) + overrides) + "\n")
             print(f"real_trees: {full_rc}: {len(modules)} module(s) and {len(overrides)} repositories for full mode",
                   file=sys.stderr)
     except (TreeError, OSError, subprocess.CalledProcessError, SyntaxError, KeyError) as e:

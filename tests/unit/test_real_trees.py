@@ -114,7 +114,7 @@ def test_bazel_features_repositories_answer_for_the_bazel_given(tmp_path):
     assert "    ProtoInfo = getattr(getattr(native, 'legacy_globals', None), 'ProtoInfo', ProtoInfo),\n" in body
     assert "    macro = macro,\n" in real_trees.bazel_features_repositories(tmp_path, "8.0.0")["globals/globals.bzl"]
     assert real_trees.bazel_version_key("7.0.0-pre.20230316.2") < real_trees.bazel_version_key("7.0.0")
-    rc = real_trees.full_bazelrc({"protobuf": Path("/t/protobuf-v32.1")}, Path("/t/features"))
+    rc = real_trees.full_bazelrc({"protobuf": Path("/t/protobuf-v32.1")}, Path("/t/features"), "7.7.1")
     # Only the trees: nothing from the system (hwloc is laid out from a source tarball too).
     assert not [line for line in rc if "TF_SYSTEM_LIBS" in line or "--define" in line], rc
     assert rc[1:] == ["common --override_module=protobuf=/t/protobuf-v32.1",
