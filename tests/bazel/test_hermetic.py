@@ -196,8 +196,9 @@ def therock(workspace) -> dict:
     rocm = f"--repo_env=THEROCK_URL=file://{tarball} --repo_env=THEROCK_SHA256={sha256}"
     copy = workspace["copy"]
     in_copy(copy, f"bazel build {REAL_BUILD_FLAGS} {rocm} --execution_log_json_file={log} //tests/rocm/hip:kernels")
-    config = json.loads(in_copy(copy, "cat \"$(bazel info output_base)\"/external/*~local_config_rocm/rocm_config.json"))
-    rocm_config_h = in_copy(copy, "cat \"$(bazel info output_base)\"/external/*~local_config_rocm/rocm/rocm_config.h")
+    repo = '"$(python3 -m tests.infra.repositories local_config_rocm)"'  # Bazel spells its folder's name
+    config = json.loads(in_copy(copy, f"cat {repo}/rocm_config.json"))
+    rocm_config_h = in_copy(copy, f"cat {repo}/rocm/rocm_config.h")
     return {"log": log, "config": config, "rocm_config_h": rocm_config_h, "tarball": tarball,
             "report": replay(copy, log, mnemonics=HIP_MNEMONICS)}
 

@@ -17,8 +17,8 @@ from tests.conftest import CHECKOUT, tracked
 pytestmark = pytest.mark.unit
 
 # A canonical name written down: Bazel 7's `_main~ext~repo`, `module~~ext~repo` or `module~//`,
-# Bazel 8's `+ext+repo`, `module++ext+repo` or `module+//`.
-SPELLED = re.compile(r"_main~\w|\w~~\w|@@\w+[~+]//|(?<![\w+])\+\w+\+\w|\w\+\+\w+\+\w")
+# Bazel 8's `+ext+repo`, `module++ext+repo` or `module+//`; or a glob of either (`*~local_config_rocm`).
+SPELLED = re.compile(r"_main~\w|\w~~\w|@@\w+[~+]//|(?<![\w+])\+\w+\+\w|\w\+\+\w+\+\w|\*[~+]\w")
 # The code whose job is to write a canonical name for Bazel (real_trees.canonical_name composes
 # one from its parts by the Bazel version, which the scan does not see as a spelling).
 WRITERS = {
@@ -58,8 +58,8 @@ def test_the_scan_finds_both_spellings_and_not_cpp_or_a_tilde():
     lines = ['"""Bazel 7 names it _main~sources~xla."""', 'path = f"{base}/external/_main~rocm~local_config_rocm"',
              'sdk = "external/+zig+zig_sdk"', 'repo = "xla~~llvm_extension~llvm-raw"  # _main~x~y',
              'flags = ["-std=c++17", "--copt=-O2"]', 'home = "~/mirror"  # a user\'s folder', 'label = "@@grpc~//:grpc++"',
-             'name = f"_main~{extension}~{repository}"']
-    assert spelled("\n".join(lines)) == [2, 3, 4, 7, 8]
+             'name = f"_main~{extension}~{repository}"', 'cat = "cat $base/external/*~local_config_rocm/x.json"']
+    assert spelled("\n".join(lines)) == [2, 3, 4, 7, 8, 9]
 
 
 def test_no_code_spells_a_canonical_repository_name():
