@@ -1,4 +1,4 @@
-"""tools/full_closure: which rules of a partly loaded graph can build, and what a build made of them."""
+"""ci_build_cli/full_closure.py: which rules of a partly loaded graph can build, and what a build made of them."""
 
 from __future__ import annotations
 
