@@ -65,6 +65,9 @@ def test_the_main_jobs_wheels_build_under_bazel_8_and_9_defaults(sandbox_root, t
     ours = build_wheels(command, [], tmp_path / "default")
     preview = build_wheels(command, ["--config=bazel9"], tmp_path / "bazel9")
     names, preview_names = canonical_names(command, []), canonical_names(command, ["--config=bazel9"])
+    if names == preview_names and names != canonical_names(command, ["--noincompatible_use_plus_in_repo_names"]):
+        pytest.skip("--config=bazel9 is on for every build here (docs/testing.md: a tier run under it), so the "
+                    "default build is not Bazel 7's to compare with")
     assert names["jax"] != preview_names["jax"], "--config=bazel9 names the repositories its own way"
     assert preview.keys() == ours.keys()
     for name in ours:
