@@ -40,7 +40,10 @@ def build_wheels(command: list[str], extra: list[str], into: Path) -> dict[str, 
     assert result.returncode == 0, result.stderr[-4000:]
     into.mkdir()
     wheels = {}
-    for wheel in sorted((CHECKOUT / "bazel-bin").glob("jax_rocm_*wheel*/*.whl")):
+    # This build's wheels, by the descriptions Bazel lists as its outputs (the main job asks for
+    # the rocm_wheel_info group): bazel-bin may hold other builds' wheels, of other Pythons.
+    for listed in re.findall(r"^\s+(bazel-\S+\.wheel\.json)$", result.stderr, re.M):
+        wheel = CHECKOUT / json.loads((CHECKOUT / listed).read_text())["wheel"]  # from the execution root
         wheels[wheel.name] = Path(shutil.copy(wheel, into))
     assert wheels, result.stderr[-2000:]
     return wheels
@@ -72,6 +75,7 @@ def test_the_main_jobs_wheels_build_under_bazel_8_and_9_defaults(sandbox_root, t
                     "default build is not Bazel 7's to compare with")
     assert names["jax"] != preview_names["jax"], "--config=bazel9 names the repositories its own way"
     assert preview.keys() == ours.keys()
+    assert sorted(n.split("-")[0].rsplit("_", 1)[1] + "-" + n.split("-")[2] for n in ours) == ["pjrt-py3", "plugin-cp314"], ours
     for name in ours:
         with zipfile.ZipFile(ours[name]) as a, zipfile.ZipFile(preview[name]) as b:
             assert a.namelist() == b.namelist(), name
