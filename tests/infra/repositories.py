@@ -35,7 +35,8 @@ def folder(run: Callable[..., subprocess.CompletedProcess], apparent: str, *flag
 
 def main(argv: list[str]) -> int:
     if not argv:
-        print(__doc__.strip().splitlines()[-3].strip(), file=sys.stderr)
+        print("usage: python3 -m tests.infra.repositories NAME [BAZEL_FLAGS...]  (prints OUTPUT_BASE/external/<its canonical name>)",
+              file=sys.stderr)
         return 2
 
     def run(*cmd: str) -> subprocess.CompletedProcess:
