@@ -194,7 +194,7 @@ def stage_ours(work: Path, library: Path) -> Path:
     (folder / "__init__.py").write_text(INIT_PY)
     spec = {
         "distribution": "jax_rocm7_pjrt",
-        "version": {"base": "0.7.1", "kind": "release"},
+        "version": "0.7.1",
         "python_tag": "py3",
         "abi_tag": "none",
         "platform_tag": "manylinux_2_28_x86_64",

@@ -89,7 +89,7 @@ def completed_keys(tmp_path: Path) -> set[str]:
     """The top-level keys complete_build_info adds to wheel.bzl's data (run, not read)."""
     (tmp_path / "info.json").write_text("{}")
     info = wheel_builder.complete_build_info({"data": {}, "source_info_files": {"jax": "info.json"}}, tmp_path,
-                                             wheel_builder.Version(base="0.10.2"))
+                                             "0.10.2")
     return set(info)
 
 

@@ -12,7 +12,7 @@ with four variables that XLA's python_wheel.bzl defines; this rule reads exactly
 
 each value as given without surrounding blanks, "" where unset. What a wheel's version makes
 of them is wheel/private/wheel.bzl's (which also refuses a --//wheel:* setting that says
-otherwise) and wheel_builder.py's Version; wheel/README.md maps them to --//wheel:*.
+otherwise) and version.bzl's wheel_version; wheel/README.md maps them to --//wheel:*.
 """
 
 ML_WHEEL_ENVIRON = [
@@ -28,7 +28,7 @@ ML_WHEEL_TYPES = ["release", "nightly", "custom", "snapshot"]
 
 _HEX = "0123456789abcdefABCDEF"
 
-# What a suffix may hold: PEP 440's letters, digits and separators. wheel_builder.py checks
+# What a suffix may hold: PEP 440's letters, digits and separators. version.bzl checks
 # that the version it makes is canonical; this refuses early what never could be.
 _SUFFIX_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.+-"
 

@@ -3,10 +3,11 @@
 Everything the spec needs is known at analysis: the ROCm version from
 @local_config_rocm, the amdgpu targets from --//rocm:amdgpu_targets, the version
 pieces from //wheel:* and JAX's ML_WHEEL_* variables (@ml_wheel_env), the source pins
-from @source_pins. The tool computes the PEP 440 version and the file name (with packaging,
-its one home), so the output is a directory holding the wheel, and beside it the wheel's
-description (<name>.wheel.json, RocmWheelInfo.description, the rocm_wheel_info output group):
-how programs find the .whl and its version without knowing folder names.
+from @source_pins. The PEP 440 version and the file name are made here (version.bzl), so the
+rule declares its `.whl` (<name>/<distribution>-<version>-<tags>.whl) as rules_python's
+py_wheel does; the tool checks both again with packaging and writes the archive. Beside it,
+the wheel's description (<name>.wheel.json, RocmWheelInfo.description, the rocm_wheel_info
+output group): the version, tags and build_info.json, for programs.
 """
 
 load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
@@ -14,20 +15,21 @@ load("@local_config_rocm//:build_defs.bzl", "rocm_build_info", "rocm_major", "ro
 load("@ml_wheel_env//:ml_wheel.bzl", "ML_WHEEL")
 load("@source_pins//:defs.bzl", "PINS")
 load("//rocm:defs.bzl", "AmdgpuTargetsInfo")
+load(":version.bzl", "wheel_file_name", "wheel_version")
 
 # Targets of examples/ carry this tag: code of this project's writing standing in for
 # XLA's or JAX's (examples/*/README.md). build_info.json names every one a wheel holds.
 STAND_IN_TAG = "jax_rocm_stand_in"
 
 RocmWheelInfo = provider(
-    doc = """A wheel this project built. Its version (and so its file name) is wheel_builder.py's,
-    made with packaging at execution; `description` holds it with the rest, for programs.""",
+    doc = "A wheel this project built, named at analysis as rules_python's PyWheelInfo names its wheel.",
     fields = {
         "distribution": "the distribution as the rule was given it, {major} filled in (jax_rocm7_pjrt)",
+        "version": "the PEP 440 version, canonical (0.10.2+rocm7.2.4)",
         "python_tag": "cp313, or py3",
         "abi_tag": "cp313, or none",
         "platform_tag": "--//wheel:platform_tag's",
-        "directory": "File: the tree artifact holding the one .whl",
+        "wheel": "File: the .whl, <name>/<distribution>-<version>-<tags>.whl",
         "description": "File: JSON of wheel_builder.wheel_description: the .whl's path (from the execution root), " +
                        "distribution, version, tags and build_info.json. Also the rocm_wheel_info output group.",
     },
@@ -80,7 +82,8 @@ def wheel_identity(kind, date, commit, ml):
     """The version's kind, date, commit and suffix from --//wheel:kind, date and commit ("" when
     unset) and JAX's ML_WHEEL_* (`ml`: @ml_wheel_env's ML_WHEEL). A setting given both ways
     must agree: else analysis stops, in one line naming both, before anything is built. Unset
-    both ways, the kind is release (this project's default; JAX's is snapshot)."""
+    both ways, the kind is release (this project's default; JAX's is snapshot). The pieces go
+    to version.bzl's wheel_version, which says what is missing."""
     ml_kind, ml_date, ml_hash = ml["ML_WHEEL_TYPE"], ml["ML_WHEEL_BUILD_DATE"].replace("-", ""), ml["ML_WHEEL_GIT_HASH"]
     if kind and ml_kind and kind != ml_kind:
         fail("--@jax_rocm_build//wheel:kind=%s and --repo_env=ML_WHEEL_TYPE=%s ask for different wheel versions; drop one (ML_WHEEL_TYPE is JAX's spelling of the kind, with custom and snapshot besides: wheel/README.md)" % (kind, ml_kind))
@@ -89,25 +92,14 @@ def wheel_identity(kind, date, commit, ml):
     if commit and ml_hash and not _same_commit(commit, ml_hash):
         fail("--@jax_rocm_build//wheel:commit=%s and --repo_env=ML_WHEEL_GIT_HASH=%s name different commits; drop one or give the same commit" % (commit, ml_hash))
 
-    # Whose names wheel_builder.py's errors give: JAX's variables when ML_WHEEL_TYPE chose.
+    # Whose names a missing or bad date or commit is said in: JAX's variables when ML_WHEEL_TYPE chose.
     from_ml = ml_kind != "" and kind == ""
-    asked = ("--repo_env=ML_WHEEL_TYPE=" + ml_kind) if from_ml else ("--@jax_rocm_build//wheel:kind=" + (kind or "release"))
-    kind, date, commit = kind or ml_kind or "release", date or ml_date, commit or ml_hash
-
-    # Checked here too (wheel_builder.py says it again), so that a missing piece stops the
-    # build before its compiles, not in the wheel action at their end.
-    if kind in ("nightly", "dev") and not date:
-        fail("%s: the version X.Y.Z.devYYYYMMDD needs the build date: add --repo_env=ML_WHEEL_BUILD_DATE=YYYYMMDD or --@jax_rocm_build//wheel:date=YYYYMMDD" % asked)
-    if kind == "dev" and not commit:
-        fail("%s: the version X.Y.Z.devYYYYMMDD+g<commit> needs the commit built: add --@jax_rocm_build//wheel:commit=SHA (or --repo_env=ML_WHEEL_GIT_HASH=SHA)" % asked)
     return {
-        "kind": kind,
-        "date": date,
-        "commit": commit,
+        "kind": kind or ml_kind or "release",
+        "date": date or ml_date,
+        "commit": commit or ml_hash,
         "suffix": ml["ML_WHEEL_VERSION_SUFFIX"],
-        # Only where a date or commit could be at fault: a release's spec, and so its wheel
-        # action, is then the same whichever spelling asked for it (one cache entry).
-        "ml_wheel": from_ml and kind in ("nightly", "custom"),
+        "ml_wheel": from_ml,
     }
 
 def _without_build_tree_runpath(ctx, library, dest):
@@ -161,7 +153,7 @@ def _packed_files(ctx, fmt):
                 artifacts[f.basename] = {"origin": "examples" if stand_ins else origin, "stand_ins": stand_ins}
     return files, inputs, artifacts
 
-def _build_info(ctx, toolkit, version, artifacts, fmt):
+def _build_info(ctx, toolkit, artifacts, fmt):
     """build_info.json's part analysis knows (None: the wheel has none)."""
     if not ctx.attr.build_info_dest:
         return None
@@ -180,7 +172,7 @@ def _build_info(ctx, toolkit, version, artifacts, fmt):
         "dest": fmt(ctx.attr.build_info_dest),
         "data": {
             "built_by": "jax-rocm-build",
-            "jax_version": version["base"],
+            "jax_version": _flag(ctx, "version"),
             "rocm_version": toolkit.rocm_version,
             "rocm_major": toolkit.major,
             "rocm_package_version": toolkit.exact_version,
@@ -232,38 +224,49 @@ def _rocm_wheel_impl(ctx):
     def fmt(text):
         return text.replace("{major}", str(toolkit.major)).replace("{rocm_version}", toolkit.exact_version)
 
+    version, problem = wheel_version(
+        base = _flag(ctx, "version"),
+        post = _flag(ctx, "post_release"),
+        local = toolkit.facts.get("wheel_local", "rocm" + toolkit.exact_version) if _flag(ctx, "rocm_version_extra") else "",
+        **wheel_identity(_flag(ctx, "kind"), _flag(ctx, "date"), _flag(ctx, "commit"), ML_WHEEL)
+    )
+    if problem:
+        fail("%s: %s" % (ctx.label, problem))
+    distribution, platform_tag = fmt(ctx.attr.distribution), _flag(ctx, "platform_tag")
+    file_name, problem = wheel_file_name(distribution, version, ctx.attr.python_tag, ctx.attr.abi_tag, platform_tag)
+    if problem:
+        fail("%s: %s" % (ctx.label, problem))
+
     files, inputs, artifacts = _packed_files(ctx, fmt)
-    version = {
-        "base": _flag(ctx, "version"),
-        "post": _flag(ctx, "post_release"),
-        "local": toolkit.facts.get("wheel_local", "rocm" + toolkit.exact_version) if _flag(ctx, "rocm_version_extra") else "",
-    } | wheel_identity(_flag(ctx, "kind"), _flag(ctx, "date"), _flag(ctx, "commit"), ML_WHEEL)
-    build_info = _build_info(ctx, toolkit, version, artifacts, fmt)
+    build_info = _build_info(ctx, toolkit, artifacts, fmt)
     if build_info:
         inputs += ctx.files.source_infos
 
     spec = ctx.actions.declare_file(ctx.label.name + ".spec.json")
     ctx.actions.write(spec, json.encode_indent(_spec(ctx, fmt, version, files, build_info)) + "\n")
-    out = ctx.actions.declare_directory(ctx.label.name)
+
+    # In a folder of the target's name, as before the name was known here: bazel-bin/<package>/<name>/.
+    wheel = ctx.actions.declare_file("%s/%s" % (ctx.label.name, file_name))
     description = ctx.actions.declare_file(ctx.label.name + ".wheel.json")
     ctx.actions.run(
         executable = ctx.executable._builder,
-        arguments = ["--quiet", "--spec", spec.path, "--out-dir", out.path, "--description-out", description.path],
+        arguments = ["--quiet", "--spec", spec.path, "--out", wheel.path, "--description-out", description.path],
         inputs = inputs + [spec] + ([ctx.file.description] if ctx.file.description else []),
-        outputs = [out, description],
+        outputs = [wheel, description],
         # --action_env=SOURCE_DATE_EPOCH (build/ci_build passes it on) sets the entries' time.
         use_default_shell_env = True,
         mnemonic = "Wheel",
-        progress_message = "Writing wheel %s" % fmt(ctx.attr.distribution),
+        progress_message = "Writing wheel %s" % file_name,
     )
     return [
-        DefaultInfo(files = depset([out])),
+        DefaultInfo(files = depset([wheel])),
         RocmWheelInfo(
-            distribution = fmt(ctx.attr.distribution),
+            distribution = distribution,
+            version = version,
             python_tag = ctx.attr.python_tag,
             abi_tag = ctx.attr.abi_tag,
-            platform_tag = _flag(ctx, "platform_tag"),
-            directory = out,
+            platform_tag = platform_tag,
+            wheel = wheel,
             description = description,
         ),
         OutputGroupInfo(**{WHEEL_INFO_GROUP: depset([description])}),

@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
 """Writes one wheel (PEP 427/491, metadata 2.4) from a JSON spec; run by //wheel:defs.bzl.
 
-    wheel_builder.py --spec SPEC.json --out-dir DIR [--description-out FILE.json]   # DIR/<name>-<version>-<tags>.whl
+    wheel_builder.py --spec SPEC.json --out DIR/<name>-<version>-<tags>.whl [--description-out FILE.json]
+    wheel_builder.py --spec SPEC.json --out-dir DIR                          # the same, named here
 
-The spec (written by wheel/private/wheel.bzl) names the distribution, the version
-pieces, the tags, the metadata and the files with their places in the wheel. This tool
-owns every rule of the format so the Starlark stays declarative:
+The spec (written by wheel/private/wheel.bzl) names the distribution, the version, the
+tags, the metadata and the files with their places in the wheel. The version and the file
+name are wheel/private/version.bzl's, made at analysis (so the rule declares its .whl);
+this tool holds them to packaging's word and owns the rest of the format:
 
-* the PEP 440 version: release X.Y.Z, nightly X.Y.Z.devYYYYMMDD, dev
-  X.Y.Z.devYYYYMMDD+g<commit>, JAX's custom and snapshot (ML_WHEEL_TYPE) and its
-  ML_WHEEL_VERSION_SUFFIX, .postN, and the local part +rocm7.2.4, put together here
-  and required to be in packaging's canonical form; a bad piece's error names the
-  ci_build flag or JAX variable that sets it;
+* the version must be PEP 440 in packaging's canonical form, and the file the rule
+  declared must have the name the format gives the spec (else the Starlark and packaging
+  disagree: the error says so);
 * names, requirements and tags by packaging's rules: the distribution's and extras'
   names checked and normalised (PEP 503, 685), Requires-Dist and Requires-Python
   parsed (PEP 508, 440) and written by packaging, an extra's condition added to a
@@ -65,9 +65,6 @@ from packaging.tags import parse_tag
 from packaging.utils import NormalizedName, canonicalize_name
 
 CHUNK = 1 << 20
-# The build settings of the wheel's version (wheel/BUILD.bazel), as a flag names them from any
-# root module; build/ci_build_cli/wheels.py translates them into its own flags in Bazel's output.
-FLAGS = "@jax_rocm_build//wheel:"
 EPOCH_1980 = 315532800  # the earliest time a zip entry can carry
 EPOCH_2107 = 4354819199  # the latest: 2107-12-31 23:59:59
 # zlib level: 6 is zlib's default and what `wheel`/setuptools write, so our wheels are
@@ -89,8 +86,6 @@ IN_FLIGHT_BUDGET = 32 << 20
 MAX_WORKERS = IN_FLIGHT_BUDGET // PIECE // 2
 WINDOW = 32 << 10  # deflate's history window: how much of the previous piece primes the next
 
-_DATE = re.compile(r"^\d{8}$")
-_COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
 # One tag, or a set of them joined by '.' (PEP 425); packaging's parse_tag takes any characters.
 _TAG = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
 
@@ -113,111 +108,17 @@ def _name(text: str, what: str) -> NormalizedName:
     return canonicalize_name(text)
 
 
-def _canonical(version: str) -> bool:
-    """Whether version is PEP 440 and already in its normal form (no leading zeros, '.' separators, lower case)."""
+def _checked_version(version: str) -> str:
+    """version, if it is PEP 440 in its normal form (no leading zeros, '.' separators, lower case);
+    SpecError otherwise. wheel/private/version.bzl composed it and checked the same at analysis:
+    this is packaging's word on it, so the file name, METADATA and pip agree."""
     try:
-        return str(pep440.Version(version)) == version
+        normal = str(pep440.Version(version))
     except pep440.InvalidVersion:
-        return False
-
-
-# This project's kinds, then JAX's two more (XLA's python_wheel.bzl: --repo_env=ML_WHEEL_TYPE).
-KINDS = ("release", "nightly", "dev", "custom", "snapshot")
-
-
-@dataclasses.dataclass(frozen=True)
-class Version:
-    """The pieces of a wheel version; `kind` picks the PEP 440 form.
-
-    release X.Y.Z, nightly X.Y.Z.devYYYYMMDD, dev X.Y.Z.devYYYYMMDD+g<commit[:7]>, and JAX's
-    custom X.Y.Z[.devYYYYMMDD][+<hash>] (the hash's first 9 digits after its leading zeros,
-    as JAX strips them) and snapshot X.Y.Z.dev0+selfbuilt. `suffix` (ML_WHEEL_VERSION_SUFFIX,
-    '-' dropped) goes where JAX puts it: after X.Y.Z of a release (rc1: X.Y.Zrc1), after the
-    hash of a custom (or dev) version, after the date of a custom one without a hash; nightly
-    and snapshot versions leave it out, as JAX's do. .postN follows the release part, and the
-    local part ends with `local` (+rocm7.2.4).
-    """
-
-    base: str
-    kind: str = "release"
-    date: str = ""  # YYYYMMDD, nightly and dev (custom: optional)
-    commit: str = ""  # git sha, dev (custom: optional)
-    post: int = 0  # .postN when > 0
-    local: str = ""  # e.g. rocm7.2.4
-    suffix: str = ""  # ML_WHEEL_VERSION_SUFFIX
-    ml_wheel: bool = False  # ML_WHEEL_TYPE chose the kind: errors name JAX's variables, not ci_build's flags
-
-    def _how_to_set(self, piece: str) -> str:
-        if self.ml_wheel:
-            return {"date": "--repo_env=ML_WHEEL_BUILD_DATE=YYYYMMDD", "commit": "--repo_env=ML_WHEEL_GIT_HASH=SHA"}[piece]
-        return {"date": f"--{FLAGS}date=YYYYMMDD", "commit": f"--{FLAGS}commit=SHA"}[piece]
-
-    def _suffixed(self, version: str, where: str) -> str:
-        """version with the suffix appended; SpecError, naming the variable, unless canonical."""
-        text = version + self.suffix.replace("-", "")
-        if not _canonical(text):
-            try:
-                hint = f" (packaging writes it {pep440.Version(text)})"
-            except pep440.InvalidVersion:
-                hint = ""
-            raise SpecError(f"ML_WHEEL_VERSION_SUFFIX {self.suffix!r} goes {where} and makes {text!r}, which is not a "
-                            f"canonical PEP 440 version{hint}: give a suffix that is, e.g. rc1 "
-                            "(--repo_env=ML_WHEEL_VERSION_SUFFIX=rc1), or unset it")
-        return text
-
-    def pep440(self) -> str:
-        """The version string, canonical; SpecError names the flag to fix when a piece is missing or bad.
-
-        packaging checks the base, then the version as each further piece is added, so the error names
-        the piece at fault.
-        """
-        try:
-            release = pep440.Version(self.base).release
-        except pep440.InvalidVersion:
-            release = ()
-        # X.Y.Z alone and canonical: no leading zeros, no epoch, pre, post, dev or local part.
-        if len(release) != 3 or ".".join(map(str, release)) != self.base:
-            raise SpecError(f"version {self.base!r} is not X.Y.Z (--{FLAGS}version=X.Y.Z)")
-        if self.kind not in KINDS:
-            raise SpecError(f"wheel kind {self.kind!r} is not one of {', '.join(KINDS)}")
-        version = self.base
-        if self.kind == "release" and self.suffix:
-            version = self._suffixed(version, "after X.Y.Z of a release")
-        if self.post:  # PEP 440 order: X.Y.Z.postN.devM
-            version += f".post{self.post}"
-            if not _canonical(version):
-                raise SpecError(f"post release {self.post!r} is not a whole number (--{FLAGS}post_release=N, N >= 1)")
-        if self.kind in ("nightly", "dev") or (self.kind == "custom" and self.date):
-            version += ".dev" + self.date
-            if not (_DATE.match(self.date) and _canonical(version)):  # a date with a leading zero is not canonical
-                raise SpecError(
-                    f"a {self.kind} wheel needs its date as YYYYMMDD, got {self.date!r} ({self._how_to_set('date')})")
-        elif self.kind == "snapshot":
-            version += ".dev0"
-        local = []
-        if self.kind == "dev" or (self.kind == "custom" and self.commit):
-            commit = self.commit.lower()
-            if not _COMMIT.match(commit):
-                raise SpecError(
-                    f"a {self.kind} wheel names the git commit it was built from (7 to 40 hex digits), got "
-                    f"{self.commit!r} ({self._how_to_set('commit')})")
-            # JAX's hash drops leading zeros: a normalizer would, and the file name would then differ.
-            local.append(("g" + commit[:7]) if self.kind == "dev" else (commit.lstrip("0")[:9] or "0"))
-            if self.suffix:
-                local[-1] = self._suffixed(f"{version}+{local[-1]}", "after the git hash").split("+", 1)[1]
-        elif self.kind == "custom" and self.suffix:
-            version = self._suffixed(version, "after the date of a custom version without a hash")
-        if self.kind == "snapshot":
-            local.append("selfbuilt")
-        if self.local:
-            local.append(self.local.lower())
-        if local:
-            version += "+" + ".".join(local)
-            if not _canonical(version):  # the rest always is canonical: the local version is at fault
-                raise SpecError(f"local version {self.local!r} is not dot-separated letters and digits in canonical form "
-                                "(PEP 440: no empty parts, no leading zeros); wheel.bzl makes it rocm<the toolkit's version> "
-                                f"(--{FLAGS}rocm_version_extra=false leaves it out)")
-        return version
+        raise SpecError(f"version {version!r} is not a PEP 440 version") from None
+    if normal != version:
+        raise SpecError(f"version {version!r} is not in PEP 440's canonical form (packaging writes it {normal})")
+    return version
 
 
 @dataclasses.dataclass(frozen=True)
@@ -230,7 +131,7 @@ class FileEntry:
 @dataclasses.dataclass(frozen=True)
 class WheelSpec:
     distribution: str  # e.g. jax_rocm7_pjrt
-    version: Version
+    version: str  # PEP 440, canonical (wheel/private/version.bzl made it)
     summary: str
     files: tuple[FileEntry, ...]
     python_tag: str = "py3"
@@ -268,11 +169,11 @@ class WheelSpec:
 
     def filename(self) -> str:
         # The local version's '+' stays; '-' cannot occur in a PEP 440 version.
-        return f"{self.file_stem}-{self.version.pep440()}-{self.tag}.whl"
+        return f"{self.file_stem}-{_checked_version(self.version)}-{self.tag}.whl"
 
     @property
     def dist_info(self) -> str:
-        return f"{self.file_stem}-{self.version.pep440()}.dist-info"
+        return f"{self.file_stem}-{_checked_version(self.version)}.dist-info"
 
 
 def stand_in_note(artifacts: Mapping[str, Mapping[str, Any]]) -> str:
@@ -288,7 +189,7 @@ def stand_in_note(artifacts: Mapping[str, Mapping[str, Any]]) -> str:
             "`build_info()` lists the stand-in targets.\n")
 
 
-def complete_build_info(build_info: Mapping[str, Any], base_dir: Path, version: Version) -> dict[str, Any]:
+def complete_build_info(build_info: Mapping[str, Any], base_dir: Path, version: str) -> dict[str, Any]:
     """build_info.json's contents: what wheel.bzl knew at analysis ("data"), completed with
     what only this action can know: the source trees' descriptions that repository rules
     wrote (source_info_files, replacing the pins' entries) and the wheel's PEP 440 version."""
@@ -296,7 +197,7 @@ def complete_build_info(build_info: Mapping[str, Any], base_dir: Path, version: 
     if build_info.get("source_info_files"):
         info["sources"] = {**info.get("sources", {}), **{
             name: json.loads((base_dir / path).read_text()) for name, path in sorted(build_info["source_info_files"].items())}}
-    info["plugin_version"] = version.pep440()
+    info["plugin_version"] = version
     return info
 
 
@@ -305,7 +206,7 @@ def spec_from_json(data: Mapping[str, Any], base_dir: Path = Path(".")) -> Wheel
     description = ""
     if data.get("description_file"):
         description = (base_dir / data["description_file"]).read_text(encoding="utf-8")
-    version = Version(**data["version"])
+    version = _checked_version(data["version"])
     build_info = data.get("build_info") or {}
     info = complete_build_info(build_info, base_dir, version) if build_info else {}
     description += stand_in_note(info.get("artifacts", {}))
@@ -349,7 +250,7 @@ def _header_value(key: str, value: str) -> str:
 
 def metadata_text(spec: WheelSpec) -> str:
     """METADATA (core metadata 2.4) with the description as the message body."""
-    version = spec.version.pep440()
+    version = _checked_version(spec.version)
     fields: list[tuple[str, str]] = [
         ("Metadata-Version", "2.4"),
         ("Name", spec.project_name),
@@ -412,8 +313,9 @@ def version_module_text(spec: WheelSpec) -> str:
     and reads __version__, as from the published wheels."""
     return (
         '"""Written by jax-rocm-build: this wheel\'s version. build_info.json says more."""\n\n'
-        f"__version__ = {spec.version.pep440()!r}\n"
-        f"_release_version = {spec.version.base!r}\n"
+        f"__version__ = {_checked_version(spec.version)!r}\n"
+        # X.Y.Z: the release JAX's version is (base_version: the release part alone here, no epoch).
+        f"_release_version = {pep440.Version(spec.version).base_version!r}\n"
     )
 
 
@@ -637,7 +539,7 @@ def wheel_description(spec: WheelSpec, wheel: Path) -> dict[str, Any]:
     return {
         "wheel": str(wheel),
         "distribution": spec.project_name,
-        "version": spec.version.pep440(),
+        "version": spec.version,
         "python_tag": spec.python_tag,
         "abi_tag": spec.abi_tag,
         "platform_tag": spec.platform_tag,
@@ -666,7 +568,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Write one wheel from a JSON spec (see wheel/private/wheel.bzl for the spec's fields).")
     parser.add_argument("--spec", type=Path, required=True, help="the JSON spec")
-    parser.add_argument("--out-dir", type=Path, required=True, help="folder the .whl is written into")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", type=Path, metavar="FILE.whl",
+                       help="the .whl to write, as the rule declared it: its name must be the one the format gives the "
+                            "spec's name, version and tags (wheel/private/version.bzl made it at analysis)")
+    where.add_argument("--out-dir", type=Path, help="folder the .whl is written into, under the name the format gives it")
     parser.add_argument("--description-out", type=Path,
                         help="also write the wheel's description (wheel_description: its path, name, version, tags, "
                              "build_info.json) as JSON to this file")
@@ -684,7 +590,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     _fix_malloc_mmap_threshold()
     try:
         spec = spec_from_json(json.loads(args.spec.read_text()), args.base_dir)
-        path = write_wheel(spec, args.out_dir, timestamp=source_date_epoch(os.environ), compresslevel=args.compresslevel,
+        if args.out and args.out.name != spec.filename():
+            raise SpecError(f"the rule declared the wheel {args.out.name}, but the format names it {spec.filename()} "
+                            "(PEP 427/491 with packaging's normal forms): wheel/private/version.bzl and this tool disagree")
+        path = write_wheel(spec, args.out.parent if args.out else args.out_dir, timestamp=source_date_epoch(os.environ),
+                           compresslevel=args.compresslevel,
                            workers=args.workers)
         if args.description_out:
             args.description_out.write_text(json.dumps(wheel_description(spec, path), indent=2, sort_keys=True) + "\n")
