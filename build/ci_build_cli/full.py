@@ -3,17 +3,18 @@ this project's ROCm injected), run by Debian's Bazel in the sandbox."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import shlex
+import shutil
 import sys
 import tempfile
 import urllib.request
 from pathlib import Path
 
 from third_party.gpus import extract_archive
+from tools.digest import sha256_of
 
 from . import full_closure, inputs, jax_patches, pythons, sandbox, sources, toolkit
 from .paths import CACHE, CHECKOUT
@@ -313,7 +314,7 @@ def jax_source_for_patches(request: Request) -> Path:
     url = pin["urls"][0].replace("{commit}", pin["commit"])
     name = url.rsplit("/", 1)[1]
     for folder in [Path(request.distdir).expanduser()] if request.distdir else []:
-        if (folder / name).is_file() and hashlib.sha256((folder / name).read_bytes()).hexdigest() == pin["sha256"]:
+        if (folder / name).is_file() and sha256_of(folder / name) == pin["sha256"]:
             return folder / name
     cached = CACHE / "downloads" / f"{pin['sha256'][:16]}-{name}"
     if not cached.is_file():
@@ -322,12 +323,12 @@ def jax_source_for_patches(request: Request) -> Path:
         partial = cached.with_suffix(cached.suffix + ".partial")
         try:
             with urllib.request.urlopen(url, timeout=60) as response, open(partial, "wb") as out:
-                out.write(response.read())
+                shutil.copyfileobj(response, out, 1 << 20)
         except OSError as e:
             partial.unlink(missing_ok=True)
             raise jax_patches.JaxPatchError(f"cannot download {url} ({e}); offline, pass --jax-source-dir=PATH (a JAX checkout or "
                                 "archive of the pinned tag) or --distdir=DIR holding " + name) from None
-        if hashlib.sha256(partial.read_bytes()).hexdigest() != pin["sha256"]:
+        if sha256_of(partial) != pin["sha256"]:
             partial.unlink()
             raise jax_patches.JaxPatchError(f"{url} does not have the sha256 third_party/jax/pin.json pins ({pin['sha256']})")
         partial.rename(cached)
