@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import os
@@ -135,6 +136,14 @@ def tracked(*patterns: str) -> list[str]:
     """The checkout's files git tracks (staged ones included) matching the pathspecs, relative."""
     out = subprocess.run(["git", "ls-files", "-z", "--", *patterns], cwd=CHECKOUT, capture_output=True, check=True)
     return list(filter(None, out.stdout.decode().split("\0")))
+
+
+def bzl_constants(path: Path) -> dict:
+    """The top-level NAME = <literal> assignments of a .bzl file (a table of test cases shared
+    with Starlark), as Python values."""
+    tree = ast.parse(path.read_text(), str(path))
+    return {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.isupper()}
 
 
 def sandbox_binds(*paths: Path) -> list[str]:

@@ -402,7 +402,7 @@ def check_kernel_packs(amdgpu_targets: tuple[str, ...], what: str, held: list[st
     it has and the package or tarball that adds the others (the finder's words)."""
     if held is None:
         return
-    lacking = finder.uncovered_targets([t.split(":")[0] for t in amdgpu_targets], held)
+    lacking = finder.uncovered_targets(amdgpu_targets, held)
     if lacking:
         raise inputs.InputError(
             f"--amdgpu-targets={inputs.listed_targets(amdgpu_targets)} asks for {' '.join(lacking)}, but {what} holds "

@@ -7,7 +7,6 @@ every flag a refusal names is one ci_build says in its own words."""
 
 from __future__ import annotations
 
-import ast
 import re
 
 import pytest
@@ -16,18 +15,11 @@ from packaging import version as pep440
 import wheel_builder as wb
 from ci_build_cli import cli, wheels
 from ci_build_cli.paths import OURS
-from tests.conftest import CHECKOUT
+from tests.conftest import CHECKOUT, bzl_constants
 
 pytestmark = pytest.mark.unit
 
 PRIVATE = CHECKOUT / "wheel" / "private"
-
-
-def bzl_constants(path) -> dict:
-    """The top-level NAME = <literal> assignments of a .bzl file, as Python values."""
-    tree = ast.parse(path.read_text(), str(path))
-    return {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.isupper()}
 
 
 CASES = bzl_constants(PRIVATE / "tests" / "version_cases.bzl")

@@ -384,10 +384,12 @@ def family_targets(family: str) -> tuple[str, ...] | None:
 
 
 def uncovered_targets(requested: Sequence[str], covered: Sequence[str]) -> list[str]:
-    """Requested targets a toolkit has no device code for (generic targets need none): the one
-    implementation of that policy. ci_build applies it to a tarball's name before the download;
-    a build applies allowed_targets' answer at analysis (rocm/private/amdgpu_targets.bzl)."""
-    return [t for t in requested if t not in covered and not t.endswith("-generic")]
+    """The processors of requested targets a toolkit has no device code for (gfx942:xnack+ is
+    gfx942's code object; generic targets need none): the one implementation of that policy.
+    ci_build applies it to a tarball's name before the download; a build applies
+    allowed_targets' answer at analysis (rocm/private/amdgpu_targets.bzl)."""
+    processors = [t.split(":")[0] for t in requested]
+    return [p for p in processors if p not in covered and not p.endswith("-generic")]
 
 
 def allowed_targets(supported: Sequence[str], covered: Sequence[str] | None) -> list[str] | None:

@@ -3,6 +3,7 @@
 load("@bazel_skylib//lib:unittest.bzl", "asserts", "unittest")
 load("//rocm/private:actions/hip_compile.bzl", "bundle_args", "bundle_order", "device_compile_args", "hip_shared_args", "host_compile_args", "splits", "target_flags_in", "unit_args", "whole_compile_args")
 load("//rocm/private:amdgpu_targets.bzl", "check_amdgpu_targets", "narrow_amdgpu_targets", "split_amdgpu_targets")
+load(":amdgpu_target_cases.bzl", "CHECK_CASES", "COVERAGE_CASES", "SPLIT_CASES")
 
 _SUPPORTED = ["gfx908", "gfx90a", "gfx942", "gfx950", "gfx1100", "gfx9-4-generic"]
 _FLAG = "--//rocm:amdgpu_targets"
@@ -122,5 +123,30 @@ def _hip_compile_args_test_impl(ctx):
 
 hip_compile_args_test = unittest.make(_hip_compile_args_test_impl)
 
+def _shared_cases_test_impl(ctx):
+    """amdgpu_target_cases.bzl: the answers the finder's Python gives (tests/unit/test_amdgpu_target_cases.py)."""
+    env = unittest.begin(ctx)
+    for case in SPLIT_CASES:
+        asserts.equals(env, case["targets"], split_amdgpu_targets(case["value"]), repr(case["value"]))
+    for case in CHECK_CASES:
+        targets, error = check_amdgpu_targets(case["requested"], case["supported"], [], [], "clang", _FLAG)
+        refused = case["unknown"] + case["bad_features"]
+        asserts.equals(env, not refused, error == None, "%s: %s" % (case["requested"], error))
+        for target in case["unknown"]:
+            asserts.true(env, "'%s' is not an amdgpu target clang" % target in (error or ""), "%s: %s" % (case["requested"], error))
+        for feature in case["bad_features"]:
+            asserts.true(env, "unknown target feature '%s'" % feature in (error or ""), "%s: %s" % (case["requested"], error))
+        if not refused:
+            asserts.equals(env, split_amdgpu_targets(case["requested"]), targets)
+    for case in COVERAGE_CASES:
+        _, error = check_amdgpu_targets(case["requested"], case["supported"], case["covered"], case["allowed"], "clang", _FLAG, "the toolkit")
+        asserts.equals(env, not case["uncovered"], error == None, "%s: %s" % (case["requested"], error))
+        if case["uncovered"]:
+            named = ", ".join(["'%s'" % t for t in case["uncovered"]])
+            asserts.true(env, "%s %s not covered by the toolkit" % (named, "is" if len(case["uncovered"]) == 1 else "are") in error, error)
+    return unittest.end(env)
+
+shared_cases_test = unittest.make(_shared_cases_test_impl)
+
 def rocm_private_test_suite(name):
-    unittest.suite(name, split_test, check_accepts_test, check_refuses_test, narrow_test, hip_compile_args_test)
+    unittest.suite(name, split_test, check_accepts_test, check_refuses_test, narrow_test, hip_compile_args_test, shared_cases_test)
