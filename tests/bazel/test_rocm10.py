@@ -63,7 +63,8 @@ def test_a_rocm_10_toolkit_makes_rocm10_wheels_with_the_names_jax_discovers(in_s
     assert (data["layout"], data["rocm_version"], data["rocm_version_number"]) == ("opt_rocm", "10.0.0", 100000)
     in_sandbox("bazel", "build", *flags, "//:jax_rocm_pjrt_wheel")
     assert rocm_config(in_sandbox)["rocm_version"] == "10.0.0"
-    [pjrt] = sorted((CHECKOUT / "bazel-bin" / "jax_rocm_pjrt_wheel").glob("*.whl"))
+    # The file Bazel names (the folder also keeps other builds' wheels, of other versions).
+    [pjrt] = [CHECKOUT / f for f in in_sandbox("bazel", "cquery", *flags, "--output=files", "//:jax_rocm_pjrt_wheel").stdout.split()]
     assert pjrt.name.startswith("jax_rocm10_pjrt-") and "+rocm10.0.0-" in pjrt.name, pjrt.name
     with zipfile.ZipFile(pjrt) as z:
         names = z.namelist()

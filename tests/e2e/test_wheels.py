@@ -221,7 +221,7 @@ def test_jaxs_release_spelling_gives_the_wheels_ci_build_gives(built, jax_kind):
     binds = sandbox_binds(tree)
     sandbox("run", *binds, "--", "bazel", "build", *flags, "//:jax_rocm_wheels", cwd=CHECKOUT)
     outputs = sandbox("run", *binds, "--", "bazel", "cquery", *flags, "--output=files", "//:jax_rocm_wheels", cwd=CHECKOUT).stdout.split()
-    built_by_bazel = [w for output in outputs for w in (CHECKOUT / output).glob("*.whl")]  # a folder per wheel
+    built_by_bazel = [CHECKOUT / output for output in outputs if output.endswith(".whl")]  # named at analysis
     assert len(built_by_bazel) == 2, outputs
     by_kind = {(w.name.split("-")[0], w.name.split("-")[2]): w for w in wheels}
     for bazels in built_by_bazel:
