@@ -113,9 +113,11 @@ def test_each_kind_of_target_builds_and_runs_with_the_registrys_rule_sets(networ
     assert re.search(r"//tests/smoke:smoke_test\s+PASSED", result.stdout + result.stderr), result.stderr[-3000:]
 
 
-def wheels(links: Path) -> dict[str, str]:
-    """The wheels //:jax_rocm_wheels built, under a --symlink_prefix's bin link: name -> sha256."""
-    return {w.name: hashlib.sha256(w.read_bytes()).hexdigest() for w in (links.parent / f"{links.name}bin").glob("*wheel*/*.whl")}
+def wheels(links: Path, files: str) -> dict[str, str]:
+    """The wheels of `cquery --output=files` (bazel-out/<config>/bin/...), read under a
+    --symlink_prefix's bin link: name -> sha256. (Their folders also keep other versions' wheels.)"""
+    found = [links.parent / f"{links.name}bin" / f.split("/bin/", 1)[1] for f in files.split() if f.endswith(".whl")]
+    return {w.name: hashlib.sha256(w.read_bytes()).hexdigest() for w in found}
 
 
 def test_the_wheels_are_the_offline_graphs_byte_for_byte(networked_bazel, in_sandbox, tmp_path):
@@ -124,10 +126,12 @@ def test_the_wheels_are_the_offline_graphs_byte_for_byte(networked_bazel, in_san
     are the same bytes: the stand-ins stand in for these versions as far as this project goes."""
     sources = (f"--override_repository=xla={CHECKOUT / 'examples' / 'xla'}",
                f"--override_repository=jax={CHECKOUT / 'examples' / 'jax'}")
-    networked_bazel("build", f"--symlink_prefix={tmp_path}/networked-", OUTPUTS[1], f"--distdir={networked_bazel.distdir}",
-                    "//:jax_rocm_wheels", "--config=rocm", *sources)
+    networked_flags = (OUTPUTS[1], f"--distdir={networked_bazel.distdir}", "//:jax_rocm_wheels", "--config=rocm", *sources)
+    networked_bazel("build", f"--symlink_prefix={tmp_path}/networked-", *networked_flags)
+    networked_files = networked_bazel("cquery", "--output=files", *networked_flags).stdout
     in_sandbox("bazel", "build", f"--symlink_prefix={tmp_path}/offline-", "//:jax_rocm_wheels", "--config=rocm", *sources)
-    networked, offline = wheels(tmp_path / "networked-"), wheels(tmp_path / "offline-")
+    offline_files = in_sandbox("bazel", "cquery", "--output=files", "//:jax_rocm_wheels", "--config=rocm", *sources).stdout
+    networked, offline = wheels(tmp_path / "networked-", networked_files), wheels(tmp_path / "offline-", offline_files)
     print("\n".join(f"{sha} {name}" for name, sha in sorted(networked.items())))
     assert len(networked) == 2 and networked == offline
 
