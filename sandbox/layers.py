@@ -94,7 +94,7 @@ ROCM_FULL = Layer(
     ),
     probes=("usr/include/rocblas/rocblas.h", "usr/bin/rocminfo"),
 )
-# What JAX's own FFI kernels compile against besides ROCm (jaxlib/rocm/BUILD.bazel):
+# What JAX's own FFI kernels compile against besides ROCm (jaxlib/rocm/private/jax_targets.bzl):
 # Eigen (header-only) and numpy's C headers for the sandbox's Python. Layers after
 # rocm-full, so that a root without them is extended, not rebuilt.
 JAX_KERNEL_DEPS = Layer(

@@ -18,10 +18,11 @@ from pathlib import Path, PurePosixPath
 
 # This project's files that name XLA's targets, per mode, relative to the checkout. Kernels mode:
 # the plugin and the stand-in modules; full mode: the plugin and JAX's modules with XLA's
-# dependencies.
+# dependencies (jax_targets.bzl: the transcription both modes share, whose kernels-mode targets
+# name no XLA target).
 OUR_BUILD_FILES = {
     "kernels": ("BUILD.bazel", "jaxlib/rocm/BUILD.bazel"),
-    "full": ("BUILD.bazel", "full/BUILD.bazel", "full/jaxlib/rocm/BUILD.bazel", "full/jaxlib/rocm/defs.bzl"),
+    "full": ("BUILD.bazel", "full/BUILD.bazel", "jaxlib/rocm/private/jax_targets.bzl", "full/jaxlib/rocm/defs.bzl"),
 }
 
 _XLA_LABEL = re.compile(r"[\"']@xla//([A-Za-z0-9_./+-]*)(?::([A-Za-z0-9_./+-]+))?[\"']")
@@ -34,7 +35,7 @@ _GENERATED_SUFFIXES = ("_cc",)
 @dataclasses.dataclass(frozen=True, order=True)
 class Missing:
     label: str  # "@xla//xla/python:py_client_gpu"
-    used_in: str  # "full/jaxlib/rocm/BUILD.bazel:212"
+    used_in: str  # "jaxlib/rocm/private/jax_targets.bzl:580"
     why: str  # "no BUILD file in xla/python" or "xla/python/BUILD declares no py_client_gpu"
 
 

@@ -136,7 +136,7 @@ def test_per_target_actions_make_the_single_clang_runs_objects_byte_for_byte(in_
     assert split == whole, (split, whole)
 
 
-# JAX's HIP libraries (jaxlib/rocm/BUILD.bazel's rocm_library targets).
+# JAX's HIP libraries (the rocm_library targets of jaxlib/rocm/private/jax_targets.bzl).
 JAX_HIP_LIBRARIES = ("//jaxlib/rocm:hip_make_batch_pointers //jaxlib/rocm:hip_householder_kernels "
                      "//jaxlib/rocm:hip_prng_kernels_impl //jaxlib/rocm:hip_linalg_kernels_impl")
 

@@ -129,8 +129,11 @@ def test_a_tree_with_the_marker_is_a_stand_in_and_one_without_is_not(tmp_path):
 
 
 def files_jaxlib_rocm_compiles_from_jax() -> set[str]:
-    """Every file //jaxlib/rocm takes from @jax: `_GPU + "name"` and "@jax//:path"."""
-    build = (CHECKOUT / "jaxlib" / "rocm" / "BUILD.bazel").read_text()
+    """Every file //jaxlib/rocm (kernels mode) takes from @jax: `_GPU + "name"` and "@jax//:path" in
+    the transcription's kernels-mode macro and the libraries both modes declare; full mode's own
+    targets, in the same file, are not compiled from examples/jax."""
+    text = (CHECKOUT / "jaxlib" / "rocm" / "private" / "jax_targets.bzl").read_text()
+    build = "".join(re.findall(r"^def (?:_jaxlib_helpers|jax_kernel_modules)\(.*?(?=^\S|\Z)", text, re.M | re.S))
     gpu = {"jaxlib/gpu/" + name for name in re.findall(r'_GPU \+ "([^"]+)"', build)}
     return gpu | {f for f in re.findall(r'"@jax//:(jaxlib/[^"]+)"', build) if not f.endswith("/")}
 
