@@ -7,9 +7,10 @@ Python (py3-none-<platform>). jax_rocm<N>_plugin: the FFI extension modules, one
 per Python of @local_config_python (cpXY-cpXY-<platform>), requiring the pjrt wheel of
 the same version. N is the configured ROCm's major version.
 
-Each wheel's description (RocmWheelInfo.description, in the `rocm_wheel_info` output group,
-which rocm_wheel_set keeps, beside each wheel's RocmWheelInfo in RocmWheelSetInfo) names its
-.whl, version, tags and build_info.json:
+Each wheel target's output is its .whl, named at analysis (RocmWheelInfo.wheel and .version;
+rocm_wheel_set passes each wheel's RocmWheelInfo on in RocmWheelSetInfo). Its description
+(RocmWheelInfo.description, the `rocm_wheel_info` output group, which the set keeps too) names
+the .whl, version, tags and build_info.json for programs:
 
     bazel cquery --config=rocm --output=files --output_groups=rocm_wheel_info //:jax_rocm_wheels
 
