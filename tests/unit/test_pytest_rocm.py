@@ -31,10 +31,13 @@ OUT = os.environ["RECORD_DIR"]
 def record(name, gpus, sleep):
     start = time.time()
     time.sleep(sleep)
-    with open(os.path.join(OUT, name + ".json"), "w") as f:
+    # Whole or not at all: the test polls for these files while this suite still runs.
+    path = os.path.join(OUT, name + ".json")
+    with open(path + ".part", "w") as f:
         json.dump(dict(name=name, worker=os.environ.get("PYTEST_XDIST_WORKER"), pid=os.getpid(),
                        rocr=os.environ.get("ROCR_VISIBLE_DEVICES"), hip=os.environ.get("HIP_VISIBLE_DEVICES"),
                        fixture=list(gpus), start=start, end=time.time()), f)
+    os.replace(path + ".part", path)
 
 
 @pytest.mark.parametrize("i", range(16))
@@ -50,8 +53,10 @@ def test_multi(rocm_gpus):
 CONFTEST = '''
 import json, os
 # What a conftest that imports jax would see: the GPU must be chosen before this runs.
-with open(os.path.join(os.environ["RECORD_DIR"], f"conftest-{os.getpid()}.json"), "w") as f:
+path = os.path.join(os.environ["RECORD_DIR"], f"conftest-{os.getpid()}.json")
+with open(path + ".part", "w") as f:
     json.dump(dict(rocr=os.environ.get("ROCR_VISIBLE_DEVICES"), hip=os.environ.get("HIP_VISIBLE_DEVICES")), f)
+os.replace(path + ".part", path)
 '''
 
 
