@@ -108,17 +108,16 @@ def _name(text: str, what: str) -> NormalizedName:
     return canonicalize_name(text)
 
 
-def _checked_version(version: str) -> str:
-    """version, if it is PEP 440 in its normal form (no leading zeros, '.' separators, lower case);
-    SpecError otherwise. wheel/private/version.bzl composed it and checked the same at analysis:
-    this is packaging's word on it, so the file name, METADATA and pip agree."""
+def _check_version(version: str) -> None:
+    """SpecError unless version is PEP 440 in its normal form (no leading zeros, '.' separators,
+    lower case). wheel/private/version.bzl composed it and checked the same at analysis: this is
+    packaging's word on it, so the file name, METADATA and pip agree."""
     try:
         normal = str(pep440.Version(version))
-    except pep440.InvalidVersion:
+    except (pep440.InvalidVersion, TypeError):
         raise SpecError(f"version {version!r} is not a PEP 440 version") from None
     if normal != version:
         raise SpecError(f"version {version!r} is not in PEP 440's canonical form (packaging writes it {normal})")
-    return version
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,6 +149,9 @@ class WheelSpec:
     build_info_dest: str = ""  # where build_info.json goes
     build_info: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # complete_build_info's
 
+    def __post_init__(self) -> None:
+        _check_version(self.version)  # once: every name and file below writes it as it is
+
     @property
     def project_name(self) -> str:
         """The normalised name METADATA carries (PEP 503): jax-rocm7-pjrt."""
@@ -169,11 +171,11 @@ class WheelSpec:
 
     def filename(self) -> str:
         # The local version's '+' stays; '-' cannot occur in a PEP 440 version.
-        return f"{self.file_stem}-{_checked_version(self.version)}-{self.tag}.whl"
+        return f"{self.file_stem}-{self.version}-{self.tag}.whl"
 
     @property
     def dist_info(self) -> str:
-        return f"{self.file_stem}-{_checked_version(self.version)}.dist-info"
+        return f"{self.file_stem}-{self.version}.dist-info"
 
 
 def stand_in_note(artifacts: Mapping[str, Mapping[str, Any]]) -> str:
@@ -206,7 +208,7 @@ def spec_from_json(data: Mapping[str, Any], base_dir: Path = Path(".")) -> Wheel
     description = ""
     if data.get("description_file"):
         description = (base_dir / data["description_file"]).read_text(encoding="utf-8")
-    version = _checked_version(data["version"])
+    version = data["version"]  # WheelSpec checks it
     build_info = data.get("build_info") or {}
     info = complete_build_info(build_info, base_dir, version) if build_info else {}
     description += stand_in_note(info.get("artifacts", {}))
@@ -250,7 +252,7 @@ def _header_value(key: str, value: str) -> str:
 
 def metadata_text(spec: WheelSpec) -> str:
     """METADATA (core metadata 2.4) with the description as the message body."""
-    version = _checked_version(spec.version)
+    version = spec.version
     fields: list[tuple[str, str]] = [
         ("Metadata-Version", "2.4"),
         ("Name", spec.project_name),
@@ -313,7 +315,7 @@ def version_module_text(spec: WheelSpec) -> str:
     and reads __version__, as from the published wheels."""
     return (
         '"""Written by jax-rocm-build: this wheel\'s version. build_info.json says more."""\n\n'
-        f"__version__ = {_checked_version(spec.version)!r}\n"
+        f"__version__ = {spec.version!r}\n"
         # X.Y.Z: the release JAX's version is (base_version: the release part alone here, no epoch).
         f"_release_version = {pep440.Version(spec.version).base_version!r}\n"
     )
