@@ -15,6 +15,8 @@ of them is wheel/private/wheel.bzl's (which also refuses a --//wheel:* setting t
 otherwise) and version.bzl's wheel_version; wheel/README.md maps them to --//wheel:*.
 """
 
+load(":version.bzl", "is_git_commit")
+
 ML_WHEEL_ENVIRON = [
     "ML_WHEEL_TYPE",
     "ML_WHEEL_BUILD_DATE",
@@ -25,8 +27,6 @@ ML_WHEEL_ENVIRON = [
 # XLA's four kinds: release X.Y.Z<suffix>, nightly X.Y.Z.devDATE, custom
 # X.Y.Z.devDATE+<hash><suffix>, snapshot X.Y.Z.dev0+selfbuilt (JAX's default, not this project's).
 ML_WHEEL_TYPES = ["release", "nightly", "custom", "snapshot"]
-
-_HEX = "0123456789abcdefABCDEF"
 
 # What a suffix may hold: PEP 440's letters, digits and separators. version.bzl checks
 # that the version it makes is canonical; this refuses early what never could be.
@@ -60,7 +60,7 @@ def ml_wheel_problem(values):
     if date and _date_problem(date):
         return "--repo_env=ML_WHEEL_BUILD_DATE=%s: %s; give the build date, e.g. ML_WHEEL_BUILD_DATE=$(date -u +%%Y%%m%%d)" % (date, _date_problem(date))
     git_hash = values["ML_WHEEL_GIT_HASH"]
-    if git_hash and (len(git_hash) < 7 or len(git_hash) > 40 or not all([c in _HEX for c in git_hash.elems()])):
+    if git_hash and not is_git_commit(git_hash):
         return "--repo_env=ML_WHEEL_GIT_HASH=%s: not a git commit (7 to 40 hex digits); give the commit built, e.g. ML_WHEEL_GIT_HASH=$(git rev-parse HEAD)" % git_hash
     suffix = values["ML_WHEEL_VERSION_SUFFIX"]
     if suffix and not all([c in _SUFFIX_CHARS for c in suffix.elems()]):

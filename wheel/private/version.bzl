@@ -24,6 +24,10 @@ _PRE_RELEASE = ["rc", "a", "b"]  # rc first: "rc" must not be read as a pre-rele
 def _only(text, chars):
     return all([c in chars for c in text.elems()])
 
+def is_git_commit(text):
+    """Whether text names a git commit as JAX's CI and ci_build pass one: 7 to 40 hex digits, either case."""
+    return len(text) >= 7 and len(text) <= 40 and _only(text.lower(), _HEX)
+
 def _canonical_number(text):
     """Whether text is digits as PEP 440's normal form writes a number: no leading zero."""
     return text != "" and _only(text, _DIGITS) and (text == "0" or text[0] != "0")
@@ -144,7 +148,7 @@ def wheel_version(base, kind = "release", date = "", commit = "", post = 0, loca
     local_parts = []
     if kind == "dev" or (kind == "custom" and commit):
         sha = commit.lower()
-        if len(sha) < 7 or len(sha) > 40 or not _only(sha, _HEX):
+        if not is_git_commit(sha):
             return "", "a %s wheel names the git commit it was built from (7 to 40 hex digits), got %r (%s)" % (kind, commit, _how_to_set("commit", ml_wheel))
 
         # JAX's hash drops leading zeros: a normalizer would, and the file name would then differ.
@@ -173,12 +177,12 @@ def wheel_version(base, kind = "release", date = "", commit = "", post = 0, loca
 
 def _is_name(text):
     """A distribution's name as PEP 508 has it: letters and digits, with - _ . between them."""
-    alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    alnum = _LOWER_ALNUM + _LOWER_ALNUM.upper()
     return text != "" and text[0] in alnum and text[-1] in alnum and _only(text, alnum + "-_.")
 
 def _is_tag(text):
     """One tag, or a set of them joined by '.' (PEP 425): a-z 0-9 _."""
-    return all([part != "" and _only(part, "abcdefghijklmnopqrstuvwxyz0123456789_") for part in text.split(".")])
+    return all([part != "" and _only(part, _LOWER_ALNUM + "_") for part in text.split(".")])
 
 def wheel_file_name(distribution, version, python_tag, abi_tag, platform_tag):
     """(the .whl's name, problem): <name>-<version>-<python>-<abi>-<platform>.whl with the name

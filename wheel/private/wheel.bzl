@@ -195,14 +195,14 @@ def _build_info(ctx, toolkit, artifacts, fmt):
         "source_info_files": {name: f.path for name, f in zip(ctx.attr.source_info_names, ctx.files.source_infos)},
     }
 
-def _spec(ctx, fmt, version, files, build_info):
+def _spec(ctx, fmt, distribution, version, platform_tag, files, build_info):
     """The JSON spec wheel_builder.py reads (its spec_from_json)."""
     return {
-        "distribution": fmt(ctx.attr.distribution),
+        "distribution": distribution,
         "version": version,
         "python_tag": ctx.attr.python_tag,
         "abi_tag": ctx.attr.abi_tag,
-        "platform_tag": _flag(ctx, "platform_tag"),
+        "platform_tag": platform_tag,
         "summary": fmt(ctx.attr.summary),
         "description_file": ctx.file.description.path if ctx.file.description else None,
         "requires_python": ctx.attr.requires_python,
@@ -243,7 +243,7 @@ def _rocm_wheel_impl(ctx):
         inputs += ctx.files.source_infos
 
     spec = ctx.actions.declare_file(ctx.label.name + ".spec.json")
-    ctx.actions.write(spec, json.encode_indent(_spec(ctx, fmt, version, files, build_info)) + "\n")
+    ctx.actions.write(spec, json.encode_indent(_spec(ctx, fmt, distribution, version, platform_tag, files, build_info)) + "\n")
 
     # In a folder of the target's name, as before the name was known here: bazel-bin/<package>/<name>/.
     wheel = ctx.actions.declare_file("%s/%s" % (ctx.label.name, file_name))
